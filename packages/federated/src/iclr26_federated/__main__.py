@@ -1,0 +1,7 @@
+"""``python -m iclr26_federated`` runs the domain CLI."""
+
+import sys
+
+from iclr26_federated.cli import main
+
+sys.exit(main())

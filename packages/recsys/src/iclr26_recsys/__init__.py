@@ -1,0 +1,3 @@
+"""iclr26 recsys: DEQL linear autoencoders."""
+
+__all__: list[str] = []

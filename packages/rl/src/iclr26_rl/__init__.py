@@ -1,0 +1,3 @@
+"""iclr26 rl: Ego-Foresight."""
+
+__all__: list[str] = []

@@ -1,0 +1,7 @@
+"""``python -m iclr26_rl`` runs the domain CLI."""
+
+import sys
+
+from iclr26_rl.cli import main
+
+sys.exit(main())

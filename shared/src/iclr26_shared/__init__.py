@@ -1,0 +1,60 @@
+"""iclr26-shared: the contracts every iclr26 domain package builds on (DESIGN.md §2–6).
+
+* :class:`MethodSpec`, :class:`Claim`, presets (``smoke``/``quick``/``full``) — the method contract;
+* :mod:`~iclr26_shared.config` — typed dataclass configs, validation helpers, checked JSON round trip;
+* :mod:`~iclr26_shared.cli` — ``run_methods(METHODS, argv)`` for the domain CLIs (the only tyro user);
+* :class:`RunDir` — run directories with atomic checkpoints and ``--resume``;
+* :mod:`~iclr26_shared.data` — named data sets and the shared real image sets;
+* :mod:`~iclr26_shared.seeding`, :mod:`~iclr26_shared.device`, :mod:`~iclr26_shared.progress`,
+  :mod:`~iclr26_shared.plotting`, :mod:`~iclr26_shared.bench`, :mod:`~iclr26_shared.testing`.
+"""
+
+from iclr26_shared.config import (
+    check_choice,
+    check_fraction,
+    check_positive,
+    check_range,
+    config_from_dict,
+    config_hash,
+    config_to_dict,
+    load_config,
+    save_config,
+)
+from iclr26_shared.device import resolve_device
+from iclr26_shared.errors import CheckpointError, ConfigError, DataError, Iclr26Error, UsageError
+from iclr26_shared.progress import ProgressBar
+from iclr26_shared.runner import CommonFlags, execute
+from iclr26_shared.runs import RunDir
+from iclr26_shared.seeding import get_rng_state, make_generator, seed_everything, set_rng_state
+from iclr26_shared.spec import PRESET_NAMES, Claim, MethodSpec
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PRESET_NAMES",
+    "CheckpointError",
+    "Claim",
+    "CommonFlags",
+    "ConfigError",
+    "DataError",
+    "Iclr26Error",
+    "MethodSpec",
+    "ProgressBar",
+    "RunDir",
+    "UsageError",
+    "check_choice",
+    "check_fraction",
+    "check_positive",
+    "check_range",
+    "config_from_dict",
+    "config_hash",
+    "config_to_dict",
+    "execute",
+    "get_rng_state",
+    "load_config",
+    "make_generator",
+    "resolve_device",
+    "save_config",
+    "seed_everything",
+    "set_rng_state",
+]

@@ -1,0 +1,176 @@
+"""The one place that knows tyro: domain CLIs built from ``MethodSpec``s.
+
+``iclr26-<domain> <method> [--preset smoke|quick|full] [--seed N] [--device auto|cpu|cuda] [--out-dir D]
+[--resume] [--quiet] [--<config-field> VALUE ...]``
+
+The preset gives the defaults; any config field can then be overridden by its flag (derived from the
+config dataclass, its types and field docstrings). Exit codes: 0 ok, 2 bad usage/config/input (one line
+on stderr, no traceback), 1 internal failure (traceback).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import difflib
+import io
+import re
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import tyro
+
+from iclr26_shared.errors import Iclr26Error, UsageError
+from iclr26_shared.runner import CommonFlags, execute, format_number
+from iclr26_shared.spec import MethodSpec
+
+__all__ = ["DEFAULT_PRESET", "main_guard", "parse_method_args", "run_methods"]
+
+#: The preset used when ``--preset`` is not given.
+DEFAULT_PRESET = "quick"
+
+_BOX = re.compile(r"^[\s\-─━│┃╭╮╰╯┌┐└┘═║]*$")
+
+
+def _one_line_tyro_error(text: str) -> str:
+    """Condense tyro's boxed error into its message line."""
+    lines = [ln.strip(" │┃─━╭╮╰╯\t") for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln and not _BOX.match(ln)]
+    if not lines:
+        return "invalid arguments"
+    # lines[0] is the title ("Value error", "Unrecognized options"); the next line is the message.
+    msg = lines[1] if len(lines) > 1 and not lines[1].lower().startswith("for full helptext") else lines[0]
+    return re.sub(r"\s+", " ", msg)
+
+
+def _pop_preset(args: Sequence[str]) -> tuple[str | None, list[str]]:
+    rest: list[str] = []
+    preset = None
+    it = iter(range(len(args)))
+    for i in it:
+        arg = args[i]
+        if arg == "--preset":
+            if i + 1 >= len(args):
+                raise UsageError("--preset needs a value (smoke, quick or full)")
+            preset = args[i + 1]
+            next(it, None)
+        elif arg.startswith("--preset="):
+            preset = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return preset, rest
+
+
+def parse_method_args(spec: MethodSpec[Any], args: Sequence[str], *, prog: str) -> tuple[Any, CommonFlags, str]:
+    """Parse one method's arguments into ``(config, common flags, preset name)``.
+
+    Raises :class:`UsageError` with one line for any bad value; ``SystemExit(0)`` after ``--help``.
+    """
+    preset_name, rest = _pop_preset(args)
+    preset_name = preset_name or DEFAULT_PRESET
+    default_cfg = spec.preset(preset_name)
+    args_cls = dataclasses.make_dataclass(
+        f"{spec.config.__name__}Args",
+        [
+            ("config", spec.config, dataclasses.field(default=default_cfg)),
+            ("common", CommonFlags, dataclasses.field(default=CommonFlags())),
+        ],
+        frozen=True,
+    )
+    description = (
+        f"{spec.summary or spec.name}\n\nPaper: {spec.paper}\n\n"
+        f"--preset {{{','.join(spec.presets)}}} chooses the defaults shown below (default: {DEFAULT_PRESET}; "
+        f"shown: {preset_name}); any field can then be overridden."
+    )
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            parsed = tyro.cli(
+                args_cls,
+                args=rest,
+                prog=prog,
+                description=description,
+                default=args_cls(config=default_cfg, common=CommonFlags()),
+                config=(tyro.conf.OmitArgPrefixes,),
+            )
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        raise UsageError(f"{prog}: {_one_line_tyro_error(err.getvalue())}") from None
+    return parsed.config, parsed.common, preset_name
+
+
+def _overview(methods: Mapping[str, MethodSpec[Any]], prog: str, domain: str | None) -> str:
+    lines = [f"usage: {prog} <method> [--preset smoke|quick|full] [--seed N] [--device auto|cpu|cuda] [...]", ""]
+    if domain:
+        lines += [f"iclr26 domain '{domain}'.", ""]
+    if methods:
+        lines.append("methods:")
+        width = max(len(n) for n in methods)
+        for name, spec in methods.items():
+            lines.append(f"  {name:<{width}}  {spec.summary or spec.paper}")
+        lines += ["", f"`{prog} <method> --help` lists the method's flags and presets."]
+    else:
+        lines.append("No methods are registered in this domain yet.")
+    return "\n".join(lines)
+
+
+def main_guard(fn: Any, *args: Any, **kwargs: Any) -> int:
+    """Call ``fn`` and map errors to exit codes: user errors → 2 (one line), internal → 1 (traceback)."""
+    try:
+        result = fn(*args, **kwargs)
+    except Iclr26Error as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; rerun with --resume to continue from the last checkpoint", file=sys.stderr)
+        return 130
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception as err:  # an internal failure: keep the traceback, it is a bug
+        traceback.print_exc()
+        print(f"internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    return int(result or 0)
+
+
+def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
+    cfg, flags, preset = parse_method_args(spec, args, prog=prog)
+    run, results, claims = execute(spec, cfg, flags, preset=preset)
+    print(f"run directory: {run.path}")
+    for c in claims:
+        mark = "holds" if c.holds else "does NOT hold"
+        print(f"  [{mark}] {c.claim}: {c.metric} ours={format_number(c.ours)} baseline={format_number(c.baseline)}")
+    return 0
+
+
+def run_methods(
+    methods: Mapping[str, MethodSpec[Any]] | Sequence[MethodSpec[Any]],
+    argv: Sequence[str] | None = None,
+    *,
+    prog: str = "iclr26",
+    domain: str | None = None,
+) -> int:
+    """Entry point of a domain CLI: pick the method subcommand, parse its flags, run it.
+
+    Returns the exit code (0 ok, 1 internal failure, 2 bad usage/config/input).
+    """
+    if not isinstance(methods, Mapping):
+        methods = {m.name: m for m in methods}
+    for key, spec in methods.items():
+        if key != spec.name:
+            raise ValueError(f"METHODS key {key!r} differs from its spec name {spec.name!r}")
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_overview(methods, prog, domain), file=sys.stdout if args else sys.stderr)
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in methods:
+        close = difflib.get_close_matches(name, list(methods), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        known = ", ".join(methods) or "none registered"
+        print(f"error: {prog}: unknown method {name!r} (known: {known}){hint}", file=sys.stderr)
+        return 2
+    return main_guard(_run_one, methods[name], rest, f"{prog} {name}")

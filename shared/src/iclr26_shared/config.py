@@ -1,0 +1,248 @@
+"""Typed dataclass configs: validation helpers and a checked JSON round trip.
+
+Every method has one frozen ``@dataclass`` config (DESIGN.md §2). Its ``__post_init__`` calls the
+``check_*`` helpers below, which raise :class:`~iclr26_shared.errors.ConfigError` naming the field, the
+value and what was expected. :func:`config_to_dict` / :func:`config_from_dict` convert to and from plain
+JSON values and check every value against the field's annotation, so a hand-edited ``config.json`` with
+a wrong type fails with a clear message instead of running with a silently wrong value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+
+from iclr26_shared.errors import ConfigError
+
+C = TypeVar("C")
+
+__all__ = [
+    "ConfigError",
+    "check_choice",
+    "check_fraction",
+    "check_positive",
+    "check_range",
+    "config_from_dict",
+    "config_hash",
+    "config_to_dict",
+    "load_config",
+    "replace_config",
+    "save_config",
+    "stable_hash",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# Validation helpers for __post_init__
+# --------------------------------------------------------------------------------------------------
+
+
+def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None:
+    """Raise :class:`ConfigError` unless ``value > 0`` (or ``>= 0`` with ``allow_zero``) and finite."""
+    ok = isinstance(value, int | float) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        raise ConfigError(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
+
+
+def check_range(
+    name: str,
+    value: float,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
+    """Raise :class:`ConfigError` unless ``value`` lies in the interval given by ``low``/``high``."""
+    lo = "-inf" if low is None else f"{low:g}"
+    hi = "inf" if high is None else f"{high:g}"
+    interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        raise ConfigError(name, value, f"a finite number in {interval}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ConfigError(name, value, f"a number in {interval}")
+    if high is not None and (value > high or (high_open and value == high)):
+        raise ConfigError(name, value, f"a number in {interval}")
+
+
+def check_fraction(name: str, value: float) -> None:
+    """Raise :class:`ConfigError` unless ``0 <= value <= 1``."""
+    check_range(name, value, 0.0, 1.0)
+
+
+def check_choice(name: str, value: object, choices: Iterable[object]) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is one of ``choices``."""
+    choices = list(choices)
+    if value not in choices:
+        raise ConfigError(name, value, "one of " + ", ".join(repr(c) for c in choices))
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON round trip
+# --------------------------------------------------------------------------------------------------
+
+
+def _require_dataclass_type(cls: type) -> None:
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise TypeError(f"{cls!r} is not a dataclass type")
+
+
+def _to_json(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return config_to_dict(value)
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [_to_json(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _to_json(v) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # JSON has no inf/nan; "inf"/"nan" are read back by _coerce
+    return value
+
+
+def config_to_dict(cfg: object) -> dict[str, Any]:
+    """Return the config as plain JSON values (tuples become lists, paths strings, nested dicts)."""
+    if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
+        raise TypeError(f"expected a dataclass instance, got {type(cfg).__name__}")
+    return {f.name: _to_json(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _coerce(value: Any, tp: Any, where: str) -> Any:  # noqa: C901 - one branch per supported type
+    """Convert a JSON value to the annotated type ``tp``, or raise ConfigError naming ``where``."""
+    if tp is Any:
+        return value
+    origin = get_origin(tp)
+    if origin is typing.Annotated:
+        return _coerce(value, get_args(tp)[0], where)
+    if origin is Literal:
+        choices = get_args(tp)
+        if value not in choices:
+            raise ConfigError(where, value, "one of " + ", ".join(repr(c) for c in choices))
+        return value
+    if origin in (typing.Union, types.UnionType):
+        args = get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(value, arg, where)
+            except ConfigError as err:
+                errors.append(err.expected)
+        raise ConfigError(where, value, " or ".join(errors) or _type_name(tp))
+    if origin in (tuple, list):
+        if not isinstance(value, list | tuple):
+            raise ConfigError(where, value, f"a list for {_type_name(tp)}")
+        args = get_args(tp)
+        if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+            if len(value) != len(args):
+                raise ConfigError(where, value, f"{len(args)} items for {_type_name(tp)}")
+            items = [_coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True))]
+        else:
+            item_tp = args[0] if args else Any
+            items = [_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(where, value, "a JSON object")
+        key_tp, val_tp = get_args(tp) or (Any, Any)
+        return {_coerce(k, key_tp, where): _coerce(v, val_tp, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ConfigError(where, value, f"a JSON object for {tp.__name__}")
+        return config_from_dict(tp, value, _prefix=f"{where}.")
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(where, value, "true or false")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(where, value, "an integer")
+        return value
+    if tp is float:
+        if isinstance(value, str) and value in ("inf", "-inf", "nan"):
+            return float(value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(where, value, "a number")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(where, value, "a string")
+        return value
+    if tp is Path:
+        if not isinstance(value, str):
+            raise ConfigError(where, value, "a path string")
+        return Path(value)
+    if tp is type(None):
+        if value is not None:
+            raise ConfigError(where, value, "null")
+        return None
+    raise TypeError(f"config field '{where}' has an annotation the JSON round trip does not support: {tp!r}")
+
+
+def config_from_dict(cls: type[C], data: Mapping[str, Any], *, _prefix: str = "") -> C:
+    """Build ``cls`` from JSON values, checking every value against its field's annotation.
+
+    Unknown keys and wrongly typed values raise :class:`ConfigError`; missing keys take the field's
+    default. The dataclass's own ``__post_init__`` validation runs as usual.
+    """
+    _require_dataclass_type(cls)
+    if not isinstance(data, Mapping):
+        raise ConfigError(_prefix.rstrip(".") or cls.__name__, data, "a JSON object")
+    hints = get_type_hints(cls, include_extras=True)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(
+            _prefix + unknown[0], data[unknown[0]], f"a field of {cls.__name__} ({', '.join(sorted(fields))})"
+        )
+    kwargs = {name: _coerce(value, hints[name], _prefix + name) for name, value in data.items()}
+    return cls(**kwargs)
+
+
+def replace_config(cfg: C, **changes: Any) -> C:
+    """``dataclasses.replace`` that re-runs validation (frozen configs are replaced, never mutated)."""
+    return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]
+
+
+def stable_hash(data: Any, length: int = 8) -> str:
+    """A short SHA-256 hex digest of JSON ``data`` (keys sorted, so dict order does not matter)."""
+    blob = json.dumps(_to_json(data), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:length]
+
+
+def config_hash(cfg: object, length: int = 8) -> str:
+    """A short, stable hash of the config's JSON form."""
+    return stable_hash(config_to_dict(cfg), length)
+
+
+def save_config(cfg: object, path: str | Path) -> Path:
+    """Write the config as indented JSON, atomically."""
+    from iclr26_shared.io import atomic_write_json
+
+    return atomic_write_json(path, config_to_dict(cfg))
+
+
+def load_config(cls: type[C], path: str | Path) -> C:
+    """Read a config written by :func:`save_config`; a missing, corrupt or mistyped file names itself."""
+    from iclr26_shared.io import read_json
+
+    data = read_json(path, what=f"{cls.__name__} config")
+    try:
+        return config_from_dict(cls, data)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err.field}", err.value, err.expected) from None

@@ -1,0 +1,77 @@
+"""Atomic file writes and checked reads.
+
+A killed process never leaves a half-written file under its final name: every write goes to a temporary
+file in the same directory, is flushed and fsync'ed, then renamed over the target (``os.replace`` is
+atomic on POSIX).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from iclr26_shared.errors import DataError, Iclr26Error
+
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "read_json"]
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temp file, fsync, rename); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
+        return _json_safe(value.item())  # numpy / torch scalars
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def atomic_write_json(path: str | Path, data: Any) -> Path:
+    """Write ``data`` as indented JSON atomically; NaN becomes null and ±inf the strings "inf"/"-inf"."""
+    return atomic_write_text(path, json.dumps(_json_safe(data), indent=2, sort_keys=False) + "\n")
+
+
+def read_json(path: str | Path, *, what: str = "JSON file", error: type[Iclr26Error] = DataError) -> Any:
+    """Read JSON, raising ``error`` with a message naming the file when it is missing or corrupt."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{what} not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise error(f"{what} {path} cannot be read: {err}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise error(
+            f"{what} {path} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); it may be truncated"
+        ) from None

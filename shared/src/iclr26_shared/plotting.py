@@ -1,0 +1,101 @@
+"""Matplotlib (Agg) figures that every method report uses; files are written atomically."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg", force=True)
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from iclr26_shared.io import atomic_write_bytes  # noqa: E402
+
+__all__ = ["plot_bars", "plot_curves", "plot_images", "save_figure"]
+
+ArrayLike = Sequence[float] | np.ndarray
+
+
+def save_figure(fig: Figure, path: str | Path, *, dpi: int = 120) -> Path:
+    """Render ``fig`` to PNG at ``path`` atomically and close it."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def plot_curves(
+    path: str | Path,
+    curves: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    *,
+    bands: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
+    xlabel: str = "step",
+    ylabel: str = "",
+    title: str = "",
+    logx: bool = False,
+    logy: bool = False,
+) -> Path:
+    """Line plot of named ``(x, y)`` curves, with optional ``(low, high)`` confidence bands per name."""
+    if not curves:
+        raise ValueError("plot_curves needs at least one curve")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, (x, y) in curves.items():
+        (line,) = ax.plot(np.asarray(x), np.asarray(y), label=name, marker="o" if len(x) < 20 else None)
+        if bands and name in bands:
+            lo, hi = bands[name]
+            ax.fill_between(np.asarray(x), np.asarray(lo), np.asarray(hi), color=line.get_color(), alpha=0.2)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return save_figure(fig, path)
+
+
+def plot_bars(
+    path: str | Path,
+    values: Mapping[str, float],
+    *,
+    errors: Mapping[str, float] | None = None,
+    ylabel: str = "",
+    title: str = "",
+) -> Path:
+    """Bar chart of named values with optional symmetric error bars."""
+    if not values:
+        raise ValueError("plot_bars needs at least one value")
+    names = list(values)
+    fig, ax = plt.subplots(figsize=(max(4, 0.9 * len(names) + 2), 4))
+    err = [errors.get(n, 0.0) for n in names] if errors else None
+    ax.bar(names, [values[n] for n in names], yerr=err, capsize=4, color="tab:blue", alpha=0.8)
+    ax.set(ylabel=ylabel, title=title)
+    ax.grid(True, axis="y", alpha=0.3)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    return save_figure(fig, path)
+
+
+def plot_images(
+    path: str | Path, images: np.ndarray, *, titles: Sequence[str] | None = None, ncols: int = 8, title: str = ""
+) -> Path:
+    """Grid of images ``[N, H, W]`` (grey) or ``[N, H, W, 3]`` (RGB), values in [0, 1] or uint8."""
+    images = np.asarray(images)
+    if images.ndim not in (3, 4):
+        raise ValueError(f"plot_images expects [N, H, W] or [N, H, W, 3], got shape {images.shape}")
+    n = len(images)
+    ncols = max(1, min(ncols, n))
+    nrows = (n + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(1.5 * ncols, 1.5 * nrows + (0.4 if title else 0)), squeeze=False)
+    for i, ax in enumerate(axes.flat):
+        ax.axis("off")
+        if i < n:
+            ax.imshow(images[i], cmap="gray" if images.ndim == 3 else None)
+            if titles is not None:
+                ax.set_title(str(titles[i]), fontsize=7)
+    if title:
+        fig.suptitle(title)
+    return save_figure(fig, path)

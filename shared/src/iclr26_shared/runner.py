@@ -1,0 +1,129 @@
+"""Execute a method: run directory, ``spec.run``, claims, results.json and report.md.
+
+Both the domain CLIs and ``iclr26 run|reproduce`` call :func:`execute`, so every run directory has the
+same shape whichever entry point made it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iclr26_shared.config import config_to_dict
+from iclr26_shared.device import resolve_device
+from iclr26_shared.runs import RunDir
+from iclr26_shared.seeding import seed_everything
+from iclr26_shared.spec import Claim, MethodSpec
+
+__all__ = ["CommonFlags", "execute", "format_number", "claims_table", "method_report"]
+
+
+@dataclass(frozen=True)
+class CommonFlags:
+    """Flags every method takes."""
+
+    seed: int = 0
+    """Random seed (Python, NumPy and torch are seeded with it)."""
+    device: str = "auto"
+    """Device: auto (CUDA when available), cpu, cuda or cuda:N."""
+    out_dir: Path = Path("runs")
+    """Root of the run directories: <out-dir>/<method>/<UTC time>-<hash>/."""
+    resume: bool = False
+    """Continue the newest unfinished run with the same config and seed from its last checkpoint."""
+    quiet: bool = False
+    """Plain log lines instead of progress bars."""
+
+
+def format_number(value: float | None) -> str:
+    """Compact number for tables ("—" for None/NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e6:
+        return str(int(value))
+    return f"{value:.4g}"
+
+
+def claims_table(claims: Sequence[Claim], *, method: str | None = None) -> str:
+    """Markdown table of claims (with a method column when ``method`` is given)."""
+    head = ["claim", "metric", "paper", "ours", "baseline", "holds"]
+    if method is not None:
+        head = ["method", *head]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in claims:
+        row = [c.claim, c.metric, c.paper or "—", format_number(c.ours), format_number(c.baseline)]
+        row.append("yes" if c.holds else "**no**")
+        if method is not None:
+            row = [method, *row]
+        lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
+    return "\n".join(lines)
+
+
+def method_report(spec: MethodSpec[Any], run: RunDir, results: Mapping[str, Any], claims: Sequence[Claim]) -> str:
+    """The report.md of one run: header, config, claims, the method's own body, figures."""
+    parts = [
+        f"# {spec.name}",
+        "",
+        f"Paper: {spec.paper}  ",
+        f"Domain: {spec.domain} · preset: {run.preset or 'custom'} · seed: {run.seed} · device: {run.device}",
+        "",
+    ]
+    if spec.summary:
+        parts += [spec.summary, ""]
+    parts += ["## Claims", ""]
+    parts += [claims_table(claims) if claims else "This method defines no claims yet.", ""]
+    if spec.report is not None:
+        parts += [spec.report(results).rstrip(), ""]
+    figures = sorted((run.path / "figures").glob("*.png")) if (run.path / "figures").is_dir() else []
+    if figures:
+        parts += ["## Figures", ""]
+        parts += [f"![{f.stem}](figures/{f.name})" for f in figures]
+        parts.append("")
+    parts += [
+        "## Config",
+        "",
+        "```json",
+        json.dumps(config_to_dict(run.config), indent=2),
+        "```",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def execute(
+    spec: MethodSpec[Any], cfg: Any, flags: CommonFlags, *, preset: str | None = None
+) -> tuple[RunDir, dict[str, Any], list[Claim]]:
+    """Run ``spec`` with ``cfg`` and write the complete run directory; returns (run, results, claims).
+
+    With ``flags.resume`` a finished run with the same config and seed is not run again: its results are
+    read back. User errors raise :class:`~iclr26_shared.errors.Iclr26Error` subclasses.
+    """
+    device = resolve_device(flags.device)
+    seed_everything(flags.seed)
+    run = RunDir.create(
+        flags.out_dir,
+        spec.name,
+        cfg,
+        seed=flags.seed,
+        device=device,
+        resume=flags.resume,
+        quiet=flags.quiet,
+        preset=preset,
+    )
+    done = run.read_results() if run.resumed else None
+    if done is not None:
+        results = done
+    else:
+        results = spec.run(cfg, run)
+        if not isinstance(results, dict):
+            raise TypeError(f"{spec.name}: run() must return a dict, got {type(results).__name__}")
+    claims = spec.check_claims(results)
+    results = {**results, "claims": [c.to_dict() for c in claims]}
+    run.write_results(results)
+    run.write_report(method_report(spec, run, results, claims))
+    return run, results, claims

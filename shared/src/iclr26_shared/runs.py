@@ -1,0 +1,331 @@
+"""The run directory (DESIGN.md §4).
+
+``runs/<method>/<UTC time>-<config hash>/`` holds::
+
+    config.json      resolved config, method, preset, seed, config hash
+    env.json         versions, device, seed, git revision, command line
+    metrics.jsonl    append-only, one JSON object per logged step
+    checkpoints/     step-XXXXXXXXX.pt, written atomically, the last ``keep_last`` kept
+    results.json     what ``run`` returned plus the evaluated claims
+    report.md        human-readable report
+    figures/*.png
+
+``RunDir.create(..., resume=True)`` reopens the newest directory of the same method whose config hash
+(config + seed) matches, so a killed run continues from its last checkpoint. Checkpoints hold only
+tensors and plain Python values and are read with ``torch.load(weights_only=True)``: no arbitrary pickle.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from iclr26_shared.config import config_to_dict, stable_hash
+from iclr26_shared.device import describe_device
+from iclr26_shared.errors import CheckpointError
+from iclr26_shared.io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json
+from iclr26_shared.progress import ProgressBar
+
+__all__ = ["RunDir", "load_checkpoint_file"]
+
+_CKPT = re.compile(r"^step-(\d{9})\.pt$")
+
+
+def _utc_stamp() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _package_versions() -> dict[str, str]:
+    names = ["torch", "numpy"] + sorted(
+        d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"].startswith("iclr26-")
+    )
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def load_checkpoint_file(path: str | Path) -> dict[str, Any]:
+    """Load one checkpoint with ``weights_only=True``; a truncated or foreign file raises CheckpointError."""
+    path = Path(path)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint not found: {path}") from None
+    except Exception as err:  # torch raises several types for truncated/corrupt/unsafe files
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise CheckpointError(
+            f"checkpoint {path} cannot be loaded (truncated, corrupt or holding non-tensor objects): {first}"
+        ) from None
+    if not isinstance(state, dict) or "step" not in state or "state" not in state:
+        raise CheckpointError(f"checkpoint {path} is not an iclr26 checkpoint (expected keys 'step' and 'state')")
+    return state
+
+
+class RunDir:
+    """One run's directory; created by :meth:`create` (new or resumed).
+
+    Attributes:
+        path: The directory.
+        method: Method name.
+        config: The resolved config object.
+        seed: The run's seed.
+        device: The ``torch.device`` the run uses.
+        quiet: Log lines instead of progress bars.
+        resumed: True when an existing directory was reopened.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        method: str,
+        config: object,
+        seed: int,
+        device: torch.device,
+        quiet: bool = False,
+        keep_last: int = 2,
+        resumed: bool = False,
+        preset: str | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.method = method
+        self.config = config
+        self.seed = seed
+        self.device = device
+        self.quiet = quiet
+        self.keep_last = keep_last
+        self.resumed = resumed
+        self.preset = preset
+
+    # ---------------------------------------------------------------------------------------------
+    # creation and resume
+    # ---------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def run_hash(config: object, seed: int) -> str:
+        """Hash of config and seed: two runs with the same hash compute the same thing."""
+        return stable_hash({"config": config_to_dict(config), "seed": seed})
+
+    @classmethod
+    def create(
+        cls,
+        root: str | Path,
+        method: str,
+        config: object,
+        *,
+        seed: int = 0,
+        device: torch.device | str = "cpu",
+        resume: bool = False,
+        quiet: bool = False,
+        keep_last: int = 2,
+        preset: str | None = None,
+    ) -> RunDir:
+        """Make ``root/method/<UTC time>-<hash>/`` or, with ``resume``, reopen the newest matching one."""
+        if keep_last < 1:
+            raise ValueError("keep_last must be >= 1")
+        device = torch.device(device)
+        digest = cls.run_hash(config, seed)
+        method_dir = Path(root) / method
+        kwargs = dict(method=method, config=config, seed=seed, device=device, quiet=quiet, keep_last=keep_last)
+        if resume:
+            matches = sorted(p for p in method_dir.glob(f"*-{digest}") if (p / "config.json").is_file())
+            if matches:
+                run = cls(matches[-1], resumed=True, preset=preset, **kwargs)
+                run._check_saved_config()
+                run._write_env()
+                return run
+        path = method_dir / f"{_utc_stamp()}-{digest}"
+        n = 1
+        while path.exists():
+            n += 1
+            path = method_dir / f"{_utc_stamp()}-{n}-{digest}"
+        path.mkdir(parents=True)
+        run = cls(path, resumed=False, preset=preset, **kwargs)
+        atomic_write_json(
+            run.path / "config.json",
+            {
+                "method": method,
+                "preset": preset,
+                "seed": seed,
+                "config_hash": digest,
+                "config_class": type(config).__name__,
+                "config": config_to_dict(config),
+            },
+        )
+        run._write_env()
+        return run
+
+    def _check_saved_config(self) -> None:
+        saved = read_json(self.path / "config.json", what="run config", error=CheckpointError)
+        if not isinstance(saved, dict) or "config" not in saved:
+            raise CheckpointError(f"run config {self.path / 'config.json'} lacks the 'config' key")
+        if saved["config"] != json.loads(json.dumps(config_to_dict(self.config))) or saved.get("seed") != self.seed:
+            raise CheckpointError(f"cannot resume {self.path}: its config.json differs from the requested config/seed")
+
+    def _write_env(self) -> None:
+        atomic_write_json(
+            self.path / "env.json",
+            {
+                "time_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                "python": sys.version.split()[0],
+                "platform": platform.platform(),
+                "packages": _package_versions(),
+                "git_revision": _git_revision(),
+                "seed": self.seed,
+                "argv": sys.argv,
+                "resumed": self.resumed,
+                **describe_device(self.device),
+            },
+        )
+
+    # ---------------------------------------------------------------------------------------------
+    # metrics
+    # ---------------------------------------------------------------------------------------------
+
+    @property
+    def metrics_path(self) -> Path:
+        """``metrics.jsonl``."""
+        return self.path / "metrics.jsonl"
+
+    def log(self, step: int, **metrics: Any) -> None:
+        """Append ``{"step": step, **metrics}`` to metrics.jsonl (one line, flushed to disk)."""
+        from iclr26_shared.io import _json_safe
+
+        line = json.dumps(_json_safe({"step": int(step), **metrics})) + "\n"
+        with open(self.metrics_path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def read_metrics(self) -> list[dict[str, Any]]:
+        """All logged rows; a cut-off last line (a kill mid-write) is ignored, a corrupt middle line raises."""
+        if not self.metrics_path.exists():
+            return []
+        text = self.metrics_path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        rows = []
+        for i, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                if i == len(lines) - 1:  # the unterminated last line of a killed write
+                    break
+                raise CheckpointError(f"{self.metrics_path}: line {i + 1} is not valid JSON") from None
+        return rows
+
+    def _trim_metrics(self, last_step: int) -> None:
+        """Drop rows logged after ``last_step`` (they will be recomputed from the checkpoint)."""
+        rows = [r for r in self.read_metrics() if int(r.get("step", -1)) <= last_step]
+        atomic_write_text(self.metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
+
+    # ---------------------------------------------------------------------------------------------
+    # checkpoints
+    # ---------------------------------------------------------------------------------------------
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """``checkpoints/``."""
+        return self.path / "checkpoints"
+
+    def checkpoints(self) -> list[tuple[int, Path]]:
+        """``(step, path)`` of every checkpoint, oldest first."""
+        if not self.checkpoint_dir.is_dir():
+            return []
+        found = [(int(m.group(1)), p) for p in self.checkpoint_dir.iterdir() if (m := _CKPT.match(p.name))]
+        return sorted(found)
+
+    def save_checkpoint(self, step: int, state: Mapping[str, Any]) -> Path:
+        """Write ``{"step": step, "state": state}`` atomically, then keep only the last ``keep_last``.
+
+        ``state`` may hold tensors, numbers, strings, lists, tuples and dicts (model/optimizer
+        ``state_dict()``s, :func:`~iclr26_shared.seeding.get_rng_state`), nothing else.
+        """
+        buf = io.BytesIO()
+        torch.save({"step": int(step), "state": dict(state)}, buf)
+        path = atomic_write_bytes(self.checkpoint_dir / f"step-{int(step):09d}.pt", buf.getvalue())
+        for _, old in self.checkpoints()[: -self.keep_last]:
+            old.unlink(missing_ok=True)
+        return path
+
+    def load_checkpoint(self) -> tuple[int, dict[str, Any]] | None:
+        """The latest checkpoint as ``(step, state)``, or None when there is none.
+
+        Metrics logged after that step are dropped from metrics.jsonl so that the resumed run appends
+        them again exactly once. A corrupt latest checkpoint raises :class:`CheckpointError`.
+        """
+        ckpts = self.checkpoints()
+        if not ckpts:
+            return None
+        step, path = ckpts[-1]
+        blob = load_checkpoint_file(path)
+        if int(blob["step"]) != step:
+            raise CheckpointError(f"checkpoint {path} says step {blob['step']}, its name says {step}")
+        self._trim_metrics(step)
+        return step, blob["state"]
+
+    # ---------------------------------------------------------------------------------------------
+    # results, report, figures
+    # ---------------------------------------------------------------------------------------------
+
+    @property
+    def results_path(self) -> Path:
+        """``results.json``."""
+        return self.path / "results.json"
+
+    def write_results(self, results: Mapping[str, Any]) -> Path:
+        """Write results.json atomically."""
+        return atomic_write_json(self.results_path, dict(results))
+
+    def read_results(self) -> dict[str, Any] | None:
+        """results.json of a finished run, or None while it is unfinished."""
+        if not self.results_path.exists():
+            return None
+        data = read_json(self.results_path, what="results", error=CheckpointError)
+        if not isinstance(data, dict):
+            raise CheckpointError(f"results {self.results_path} must hold a JSON object")
+        return data
+
+    def write_report(self, markdown: str) -> Path:
+        """Write report.md atomically."""
+        return atomic_write_text(self.path / "report.md", markdown)
+
+    @property
+    def figures_dir(self) -> Path:
+        """``figures/`` (created on first use)."""
+        d = self.path / "figures"
+        d.mkdir(exist_ok=True)
+        return d
+
+    def figure_path(self, name: str) -> Path:
+        """``figures/<name>.png``."""
+        return self.figures_dir / (name if name.endswith(".png") else f"{name}.png")
+
+    def progress(self, total: int, description: str = "", *, completed: int = 0) -> ProgressBar:
+        """A :class:`ProgressBar` that follows this run's ``quiet`` setting."""
+        return ProgressBar(total, description or self.method, quiet=self.quiet, completed=completed)

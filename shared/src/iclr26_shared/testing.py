@@ -1,0 +1,249 @@
+"""Test helpers that are library code (pytest's importlib-mode advice; PyG's ``torch_geometric.testing``).
+
+* :func:`assert_close` with explicit per-dtype tolerances,
+* :func:`run_cli` to call a ``main(argv) -> int`` in-process and capture its output,
+* :func:`smoke_run` / :func:`assert_valid_run_dir` for the per-method CLI smoke test,
+* :data:`TOY_SPEC`, a real (tiny) method used to test the machinery: minibatch SGD on ridge regression,
+  checked against the closed-form solution, with checkpoints every few steps so resume can be tested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from iclr26_shared.config import check_positive, check_range
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.plotting import plot_curves
+from iclr26_shared.runner import CommonFlags, execute
+from iclr26_shared.runs import RunDir
+from iclr26_shared.seeding import get_rng_state, make_generator, set_rng_state
+from iclr26_shared.spec import Claim, MethodSpec
+
+__all__ = [
+    "TOLERANCES",
+    "TOY_SPEC",
+    "CliResult",
+    "ToyConfig",
+    "assert_close",
+    "assert_valid_run_dir",
+    "check_domain_cli",
+    "run_cli",
+    "smoke_run",
+]
+
+#: (rtol, atol) per dtype for fast-vs-naive comparisons.
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-7, 1e-9),
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (1e-2, 1e-3),
+    torch.bfloat16: (2e-2, 1e-2),
+    torch.complex128: (1e-7, 1e-9),
+    torch.complex64: (1e-4, 1e-5),
+}
+
+
+def assert_close(
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    msg: str = "",
+) -> None:
+    """``torch.testing.assert_close`` with our tolerance table (the lower-precision dtype decides)."""
+    actual = torch.as_tensor(actual)
+    expected = torch.as_tensor(expected)
+    if actual.shape != expected.shape:
+        raise AssertionError(f"{msg + ': ' if msg else ''}shape {tuple(actual.shape)} != {tuple(expected.shape)}")
+    dtype = actual.dtype if actual.element_size() <= expected.element_size() else expected.dtype
+    d_rtol, d_atol = TOLERANCES.get(dtype, (0.0, 0.0))
+    torch.testing.assert_close(
+        actual,
+        expected.to(actual.dtype),
+        rtol=d_rtol if rtol is None else rtol,
+        atol=d_atol if atol is None else atol,
+        msg=(lambda m: f"{msg}: {m}") if msg else None,
+    )
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """Exit code and captured output of an in-process CLI call."""
+
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(main: Callable[[list[str]], int], argv: Sequence[str]) -> CliResult:
+    """Call ``main(argv)`` in-process, capturing stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def assert_valid_run_dir(path: str | Path) -> dict[str, Any]:
+    """Check the DESIGN.md §4 files of a finished run; returns its results."""
+    path = Path(path)
+    for name in ("config.json", "env.json", "results.json", "report.md"):
+        assert (path / name).is_file(), f"{path} lacks {name}"
+    cfg = json.loads((path / "config.json").read_text())
+    assert {"method", "seed", "config", "config_hash"} <= set(cfg), f"config.json keys: {sorted(cfg)}"
+    env = json.loads((path / "env.json").read_text())
+    assert {"python", "packages", "device", "seed"} <= set(env), f"env.json keys: {sorted(env)}"
+    results = json.loads((path / "results.json").read_text())
+    assert isinstance(results.get("claims"), list), "results.json lacks the evaluated 'claims' list"
+    if (path / "metrics.jsonl").exists():
+        for line in (path / "metrics.jsonl").read_text().splitlines():
+            assert "step" in json.loads(line)
+    assert (path / "report.md").read_text().startswith("# "), "report.md has no title"
+    return results
+
+
+def smoke_run(spec: MethodSpec[Any], out_dir: str | Path, **overrides: Any) -> tuple[RunDir, dict[str, Any]]:
+    """Run ``spec``'s smoke preset on the CPU into ``out_dir`` and check the run directory."""
+    import dataclasses
+
+    cfg = dataclasses.replace(spec.preset("smoke"), **overrides)
+    run, results, _ = execute(spec, cfg, CommonFlags(seed=0, device="cpu", out_dir=Path(out_dir), quiet=True))
+    assert_valid_run_dir(run.path)
+    return run, results
+
+
+# --------------------------------------------------------------------------------------------------
+# The toy method
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    """Minibatch SGD on ridge regression ``min_w |Xw - y|²/n + l2 |w|²``."""
+
+    n: int = 256
+    """Number of samples."""
+    dim: int = 8
+    """Number of features."""
+    l2: float = 0.1
+    """Ridge penalty."""
+    lr: float = 0.05
+    """SGD step size."""
+    batch_size: int = 32
+    """Minibatch size."""
+    steps: int = 400
+    """SGD steps."""
+    checkpoint_every: int = 50
+    """Steps between checkpoints."""
+    crash_at: int = -1
+    """Test hook: raise RuntimeError after this step (before it is checkpointed); -1 never."""
+    sleep_s: float = 0.0
+    """Test hook: seconds to sleep per step (to kill a run mid-way)."""
+
+    def __post_init__(self) -> None:
+        for name in ("n", "dim", "batch_size", "steps", "checkpoint_every"):
+            check_positive(name, getattr(self, name))
+        check_positive("lr", self.lr)
+        check_positive("l2", self.l2, allow_zero=True)
+        check_range("sleep_s", self.sleep_s, 0.0)
+        if self.batch_size > self.n:
+            raise ConfigError("batch_size", self.batch_size, f"at most n = {self.n}")
+
+
+def _toy_run(cfg: ToyConfig, run: RunDir) -> dict[str, Any]:
+    gen = make_generator(run.seed)
+    x = torch.randn(cfg.n, cfg.dim, generator=gen, dtype=torch.float64)
+    w_true = torch.randn(cfg.dim, generator=gen, dtype=torch.float64)
+    y = x @ w_true + 0.1 * torch.randn(cfg.n, generator=gen, dtype=torch.float64)
+
+    def loss(w: torch.Tensor) -> float:
+        return float(((x @ w - y) ** 2).mean() + cfg.l2 * (w**2).sum())
+
+    w = torch.zeros(cfg.dim, dtype=torch.float64)
+    start = 0
+    ckpt = run.load_checkpoint()
+    if ckpt is not None:
+        start, state = ckpt
+        w = state["w"]
+        gen.set_state(state["gen"])
+        set_rng_state(state["rng"])
+    with run.progress(cfg.steps, "toy", completed=start) as bar:
+        for step in range(start + 1, cfg.steps + 1):
+            idx = torch.randint(0, cfg.n, (cfg.batch_size,), generator=gen)
+            xb, yb = x[idx], y[idx]
+            grad = 2 * xb.T @ (xb @ w - yb) / cfg.batch_size + 2 * cfg.l2 * w
+            w = w - cfg.lr * grad
+            current = loss(w)
+            run.log(step, loss=current)
+            bar.advance(loss=current)
+            if cfg.sleep_s:
+                time.sleep(cfg.sleep_s)
+            if step == cfg.crash_at:
+                raise RuntimeError(f"toy crash at step {step}")
+            if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+                run.save_checkpoint(step, {"w": w, "gen": gen.get_state(), "rng": get_rng_state()})
+    w_star = torch.linalg.solve(x.T @ x / cfg.n + cfg.l2 * torch.eye(cfg.dim, dtype=torch.float64), x.T @ y / cfg.n)
+    rows = run.read_metrics()
+    plot_curves(
+        run.figure_path("loss"),
+        {"SGD": ([r["step"] for r in rows], [r["loss"] for r in rows])},
+        xlabel="step",
+        ylabel="ridge objective",
+        logy=True,
+    )
+    return {"sgd_loss": loss(w), "closed_form_loss": loss(w_star), "w": w.tolist(), "steps": cfg.steps}
+
+
+def _toy_claims(results: Mapping[str, Any]) -> list[Claim]:
+    ours, best = results["sgd_loss"], results["closed_form_loss"]
+    return [
+        Claim(
+            claim="minibatch SGD gets within 5% of the ridge optimum",
+            metric="ridge objective",
+            ours=ours,
+            baseline=best,
+            holds=ours <= 1.05 * best,
+            paper="(toy: optimum)",
+        )
+    ]
+
+
+TOY_SPEC: MethodSpec[ToyConfig] = MethodSpec(
+    name="toy-ridge",
+    domain="testing",
+    paper="(test method) ridge regression by SGD",
+    config=ToyConfig,
+    presets={"smoke": ToyConfig(steps=60, checkpoint_every=20), "quick": ToyConfig(), "full": ToyConfig(steps=2000)},
+    run=_toy_run,
+    claims=_toy_claims,
+    summary="Test method: SGD on ridge regression vs the closed form (exercises runs, resume, claims).",
+)
+
+
+def check_domain_cli(main: Callable[[list[str]], int], methods: Mapping[str, MethodSpec[Any]], domain: str) -> None:
+    """The contract every domain CLI keeps: ``--help`` lists its methods, an unknown method exits 2 with
+    one line, and ``METHODS`` is what the ``iclr26.methods`` entry point of ``domain`` exposes."""
+    from importlib import metadata
+
+    from iclr26_shared.spec import PRESET_NAMES
+
+    res = run_cli(main, ["--help"])
+    assert res.code == 0, res.err
+    assert res.out.startswith(f"usage: iclr26-{domain}"), res.out
+    assert all(name in res.out for name in methods)
+    res = run_cli(main, ["no-such-method"])
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1, res.err
+    assert "unknown method 'no-such-method'" in res.err
+    eps = {ep.name: ep for ep in metadata.entry_points(group="iclr26.methods")}
+    assert eps[domain].load() is methods, f"entry point {domain!r} does not expose cli.METHODS"
+    for name, spec in methods.items():
+        assert isinstance(spec, MethodSpec) and spec.name == name and spec.domain == domain
+        assert set(PRESET_NAMES) <= set(spec.presets)
