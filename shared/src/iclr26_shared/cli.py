@@ -35,14 +35,19 @@ _BOX = re.compile(r"^[\s\-─━│┃╭╮╰╯┌┐└┘═║]*$")
 
 
 def _one_line_tyro_error(text: str) -> str:
-    """Condense tyro's boxed error into its message line."""
-    lines = [ln.strip(" │┃─━╭╮╰╯\t") for ln in text.splitlines()]
-    lines = [ln for ln in lines if ln and not _BOX.match(ln)]
-    if not lines:
-        return "invalid arguments"
-    # lines[0] is the title ("Value error", "Unrecognized options"); the next line is the message.
-    msg = lines[1] if len(lines) > 1 and not lines[1].lower().startswith("for full helptext") else lines[0]
-    return re.sub(r"\s+", " ", msg)
+    """Condense tyro's boxed error (title, message wrapped over lines, helptext) to the message line."""
+    lines = [ln.strip(" │┃╭╮╰╯─━\t") for ln in text.splitlines()]
+    lines = lines[next((i for i, ln in enumerate(lines) if ln), len(lines)) + 1 :]  # drop the title
+    msg: list[str] = []
+    for ln in lines:
+        if not ln or _BOX.match(ln):
+            if msg:
+                break
+            continue
+        if ln.lower().startswith(("for full helptext", "argument helptext")):
+            break
+        msg.append(ln)
+    return re.sub(r"\s+", " ", " ".join(msg)) or "invalid arguments"
 
 
 def _pop_preset(args: Sequence[str]) -> tuple[str | None, list[str]]:
@@ -52,7 +57,7 @@ def _pop_preset(args: Sequence[str]) -> tuple[str | None, list[str]]:
     for i in it:
         arg = args[i]
         if arg == "--preset":
-            if i + 1 >= len(args):
+            if i + 1 >= len(args) or args[i + 1].startswith("-"):
                 raise UsageError("--preset needs a value (smoke, quick or full)")
             preset = args[i + 1]
             next(it, None)

@@ -1,0 +1,97 @@
+"""Named data sets and the shared image sets: real offline defaults, opt-in sets, clear errors."""
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iclr26_shared import data
+from iclr26_shared.errors import DataError
+
+
+def _write_idx(path: Path, arr: np.ndarray) -> None:
+    header = bytes([0, 0, 8, arr.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in arr.shape)
+    with gzip.open(path, "wb") as fh:
+        fh.write(header + arr.astype(np.uint8).tobytes())
+
+
+def test_digits_ship_offline_with_a_stratified_split() -> None:
+    ds = data.load_dataset("digits")
+    assert ds.image_shape == (8, 8) and ds.num_classes == 10
+    assert len(ds.x_train) + len(ds.x_test) == 1797
+    assert ds.x_train.dtype == np.uint8 and ds.x_train.max() == 255
+    assert set(np.bincount(ds.y_test)) <= {35, 36, 37, 38}  # about 20% of each class
+
+
+def test_mnist_5k_ships_offline() -> None:
+    ds = data.load_image_dataset("mnist-5k")
+    assert ds.image_shape == (28, 28)
+    assert len(ds.x_train) == 4000 and len(ds.x_test) == 1000
+    assert np.bincount(ds.y_train).tolist() == [400] * 10
+    small = ds.subset(n_train=50, n_test=20, seed=1)
+    assert len(small.x_train) == 50 and np.bincount(small.y_train).tolist() == [5] * 10
+
+
+def test_fashion_mnist_is_opt_in_with_a_clear_offline_message(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
+    monkeypatch.setattr(data, "FASHION_MNIST_DEBIAN", tmp_path / "absent")
+    with pytest.raises(DataError, match="apt-get install dataset-fashion-mnist"):
+        data.load_image_dataset("fashion-mnist")
+    root = tmp_path / "fashion-mnist"
+    root.mkdir()
+    rng = np.random.default_rng(0)
+    _write_idx(root / "train-images-idx3-ubyte.gz", rng.integers(0, 256, (20, 28, 28)))
+    _write_idx(root / "train-labels-idx1-ubyte.gz", np.arange(20) % 10)
+    _write_idx(root / "t10k-images-idx3-ubyte.gz", rng.integers(0, 256, (10, 28, 28)))
+    _write_idx(root / "t10k-labels-idx1-ubyte.gz", np.arange(10))
+    ds = data.load_image_dataset("fashion-mnist")
+    assert ds.x_train.shape == (20, 28, 28) and ds.classes[0] == "T-shirt/top"
+    _write_idx(root / "t10k-labels-idx1-ubyte.gz", np.full(10, 12))
+    with pytest.raises(DataError, match=r"labels must lie in \[0, 10\)"):
+        data.load_image_dataset("fashion-mnist")
+
+
+def test_read_idx_rejects_bad_files(tmp_path: Path) -> None:
+    bad = tmp_path / "x.idx"
+    bad.write_bytes(b"\x00\x00\x09\x01" + (3).to_bytes(4, "big") + b"abc")
+    with pytest.raises(DataError, match="x.idx: not an unsigned-byte IDX"):
+        data.read_idx(bad)
+    bad.write_bytes(b"\x00\x00\x08\x01" + (5).to_bytes(4, "big") + b"abc")
+    with pytest.raises(DataError, match="header says"):
+        data.read_idx(bad)
+
+
+def test_cifar10_is_opt_in_and_validates_batches(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
+    with pytest.raises(DataError, match="CIFAR-10 not found"):
+        data.load_image_dataset("cifar10")
+    root = tmp_path / "cifar-10-batches-bin"
+    root.mkdir()
+    rec = np.zeros((4, 3073), np.uint8)
+    rec[:, 0] = [0, 1, 2, 3]
+    for n in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
+        rec.tofile(root / n)
+    ds = data.load_image_dataset("cifar10")
+    assert ds.x_train.shape == (20, 32, 32, 3) and ds.y_test.tolist() == [0, 1, 2, 3]
+    (root / "test_batch.bin").write_bytes(b"\x00" * 100)
+    with pytest.raises(DataError, match="test_batch.bin: size 100"):
+        data.load_image_dataset("cifar10")
+
+
+def test_registry_and_package_lookup() -> None:
+    assert {"digits", "mnist-5k", "fashion-mnist", "cifar10"} <= set(data.available_datasets())
+    assert data.available_datasets()["digits"].offline and not data.available_datasets()["cifar10"].offline
+    with pytest.raises(DataError, match="unknown data set 'nope'"):
+        data.load_dataset("nope")
+    with pytest.raises(DataError, match="'no_such_pkg_xyz' is not installed"):
+        data.package_dir("no_such_pkg_xyz")
+    with pytest.raises(DataError, match="missing from the installed package"):
+        data.package_dir("numpy", "no-such-file")
+    with pytest.raises(ValueError, match="already registered"):
+        data.register_dataset("digits", lambda: None, description="x", offline=True)
+
+
+def test_download_failure_names_the_hint(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="do this instead"):
+        data.download("http://127.0.0.1:9/none", tmp_path / "f", what="X", hint="do this instead", timeout=2)

@@ -1,0 +1,165 @@
+"""Run directories: files, metrics, atomic checkpoints, keep-last-K, resume, corrupt inputs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from iclr26_shared.errors import CheckpointError
+from iclr26_shared.runner import CommonFlags, execute
+from iclr26_shared.runs import RunDir, load_checkpoint_file
+from iclr26_shared.testing import TOY_SPEC, ToyConfig, assert_valid_run_dir
+
+
+def _run(tmp_path: Path, cfg: object = None, **kw) -> RunDir:
+    return RunDir.create(tmp_path, "m", cfg or ToyConfig(), seed=kw.pop("seed", 0), **kw)
+
+
+def test_create_writes_config_and_env(tmp_path: Path) -> None:
+    run = _run(tmp_path, preset="smoke")
+    assert run.path.parent == tmp_path / "m"
+    assert run.path.name.endswith(RunDir.run_hash(ToyConfig(), 0))
+    cfg = json.loads((run.path / "config.json").read_text())
+    assert cfg["config"]["steps"] == ToyConfig().steps and cfg["preset"] == "smoke" and cfg["seed"] == 0
+    env = json.loads((run.path / "env.json").read_text())
+    assert env["device"] == "cpu" and "torch" in env["packages"] and "iclr26-shared" in env["packages"]
+
+
+def test_new_runs_never_share_a_directory(tmp_path: Path) -> None:
+    a, b = _run(tmp_path), _run(tmp_path)
+    assert a.path != b.path
+
+
+def test_metrics_append_and_tolerate_a_cut_last_line(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    run.log(1, loss=2.0)
+    run.log(2, loss=float("nan"), acc=torch.tensor(0.5))
+    with open(run.metrics_path, "a") as fh:
+        fh.write('{"step": 3, "lo')  # a kill in the middle of a write
+    rows = run.read_metrics()
+    assert rows == [{"step": 1, "loss": 2.0}, {"step": 2, "loss": None, "acc": 0.5}]
+    run.metrics_path.write_text('{"step": 1}\nnot json\n{"step": 3}\n')
+    with pytest.raises(CheckpointError, match="line 2"):
+        run.read_metrics()
+
+
+def test_checkpoints_are_atomic_and_keep_last_k(tmp_path: Path) -> None:
+    run = _run(tmp_path, keep_last=2)
+    for step in (10, 20, 30):
+        run.save_checkpoint(step, {"w": torch.full((3,), float(step)), "meta": {"lr": 0.1, "tags": ["a"]}})
+    assert [s for s, _ in run.checkpoints()] == [20, 30]
+    assert not [p for p in run.checkpoint_dir.iterdir() if p.name.endswith(".tmp")]
+    step, state = run.load_checkpoint()
+    assert step == 30 and torch.equal(state["w"], torch.full((3,), 30.0)) and state["meta"]["tags"] == ["a"]
+
+
+def test_load_checkpoint_trims_metrics_logged_after_it(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    for s in range(1, 6):
+        run.log(s, x=s)
+        if s == 3:
+            run.save_checkpoint(3, {})
+    run.load_checkpoint()
+    assert [r["step"] for r in run.read_metrics()] == [1, 2, 3]
+
+
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "pickle-object", "not-ours"])
+def test_corrupt_checkpoint_gives_clear_error(tmp_path: Path, damage: str) -> None:
+    run = _run(tmp_path)
+    path = run.save_checkpoint(5, {"w": torch.ones(100)})
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"\x00\x01garbage")
+    elif damage == "pickle-object":
+        torch.save({"step": 5, "state": {"x": _Evil()}}, path)
+    else:
+        torch.save({"weights": torch.ones(2)}, path)
+    with pytest.raises(CheckpointError, match=str(path.name)):
+        run.load_checkpoint()
+    with pytest.raises(CheckpointError):
+        load_checkpoint_file(path)
+
+
+def test_resume_reopens_matching_run_only(tmp_path: Path) -> None:
+    first = _run(tmp_path)
+    again = _run(tmp_path, resume=True)
+    assert again.path == first.path and again.resumed
+    other_cfg = _run(tmp_path, ToyConfig(lr=0.01), resume=True)
+    other_seed = _run(tmp_path, seed=1, resume=True)
+    assert other_cfg.path != first.path and other_seed.path != first.path and not other_cfg.resumed
+
+
+def test_resume_with_corrupt_config_json_is_a_clear_error(tmp_path: Path) -> None:
+    first = _run(tmp_path)
+    (first.path / "config.json").write_text('{"config": {"n": 2')
+    with pytest.raises(CheckpointError, match="config.json.*not valid JSON"):
+        _run(tmp_path, resume=True)
+    (first.path / "config.json").write_text('{"config": {"n": 2}, "seed": 0}')
+    with pytest.raises(CheckpointError, match="differs"):
+        _run(tmp_path, resume=True)
+
+
+def test_crashed_run_resumes_bit_for_bit(tmp_path: Path) -> None:
+    cfg = ToyConfig(steps=60, checkpoint_every=20)
+    flags = CommonFlags(device="cpu", out_dir=tmp_path / "a", quiet=True)
+    _, clean, _ = execute(TOY_SPEC, cfg, flags)
+
+    crash_flags = CommonFlags(device="cpu", out_dir=tmp_path / "b", quiet=True)
+    with pytest.raises(RuntimeError, match="toy crash at step 47"):
+        execute(TOY_SPEC, ToyConfig(steps=60, checkpoint_every=20, crash_at=47), crash_flags)
+    # The crash hook is part of the config, so reopen the crashed directory with the clean config.
+    crashed = next((tmp_path / "b" / TOY_SPEC.name).iterdir())
+    assert [s for s, _ in RunDir(crashed, method="m", config=cfg, seed=0, device="cpu").checkpoints()] == [20, 40]
+    run = RunDir(crashed, method=TOY_SPEC.name, config=cfg, seed=0, device=torch.device("cpu"), quiet=True)
+    resumed = TOY_SPEC.run(cfg, run)
+    assert resumed["w"] == clean["w"]  # bit-for-bit: RNG states travel in the checkpoint
+    assert [r["step"] for r in run.read_metrics()] == list(range(1, 61))  # each step logged exactly once
+
+
+def test_killed_process_resumes_and_loses_no_finished_work(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        from iclr26_shared.cli import run_methods
+        from iclr26_shared.testing import TOY_SPEC
+        sys.exit(run_methods([TOY_SPEC], sys.argv[1:], prog="toy"))
+        """
+    )
+    args = [sys.executable, "-c", script, "toy-ridge", "--preset", "smoke", "--device", "cpu", "--quiet"]
+    args += ["--out-dir", str(tmp_path), "--checkpoint-every", "10", "--sleep-s", "0.05"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    ckpt_dir = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = list(tmp_path.glob("toy-ridge/*/checkpoints/step-*.pt"))
+        if found:
+            ckpt_dir = found[0].parent
+            break
+        time.sleep(0.05)
+    assert ckpt_dir is not None, "no checkpoint appeared"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = max(int(p.stem.split("-")[1]) for p in ckpt_dir.glob("step-*.pt"))
+    assert not (ckpt_dir.parent / "results.json").exists()
+
+    res = subprocess.run(args + ["--resume"], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    run_dirs = list(tmp_path.glob("toy-ridge/*"))
+    assert len(run_dirs) == 1, "resume must reuse the killed run's directory"
+    results = assert_valid_run_dir(run_dirs[0])
+    steps = [json.loads(line)["step"] for line in (run_dirs[0] / "metrics.jsonl").read_text().splitlines()]
+    assert steps == list(range(1, 61)) and done_before >= 10
+    assert results["claims"][0]["holds"]

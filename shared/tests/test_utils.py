@@ -1,0 +1,92 @@
+"""Seeding, devices, progress bar, plots, benchmarks."""
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from iclr26_shared.bench import bench_main, compare, measure
+from iclr26_shared.device import resolve_device
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.plotting import plot_bars, plot_curves, plot_images
+from iclr26_shared.progress import ProgressBar
+from iclr26_shared.seeding import get_rng_state, seed_everything, set_rng_state
+from iclr26_shared.testing import assert_close
+
+
+def _draw() -> tuple[float, float, float]:
+    return random.random(), float(np.random.rand()), float(torch.rand(()))
+
+
+def test_seed_everything_is_reproducible_and_validated() -> None:
+    seed_everything(7)
+    a = _draw()
+    seed_everything(7)
+    assert _draw() == a
+    with pytest.raises(ConfigError, match="seed"):
+        seed_everything(-1)
+
+
+def test_rng_state_survives_a_weights_only_round_trip(tmp_path: Path) -> None:
+    seed_everything(3)
+    state = get_rng_state()
+    expected = _draw()
+    torch.save(state, tmp_path / "s.pt")
+    set_rng_state(torch.load(tmp_path / "s.pt", weights_only=True))
+    assert _draw() == expected
+
+
+def test_resolve_device() -> None:
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ConfigError, match="'auto', 'cpu', 'cuda'"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="is_available"):
+            resolve_device("cuda")
+
+
+def test_quiet_progress_logs_eta_and_metrics(capsys) -> None:
+    with ProgressBar(4, "train", quiet=True, log_every_s=0.0) as bar:
+        for i in range(4):
+            bar.advance(loss=1.0 / (i + 1))
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("[train] 4/4 eta 0s loss=0.25") and len(err) == 4
+
+
+def test_plots_are_pngs(tmp_path: Path) -> None:
+    png = b"\x89PNG"
+    p = plot_curves(tmp_path / "c.png", {"a": ([1, 2, 3], [3, 2, 1])}, bands={"a": ([2, 1, 0], [4, 3, 2])}, logy=True)
+    assert p.read_bytes().startswith(png)
+    assert plot_bars(tmp_path / "b.png", {"x": 1.0, "y": 2.0}, errors={"x": 0.1}).read_bytes().startswith(png)
+    assert plot_images(tmp_path / "i.png", np.zeros((3, 8, 8)), titles=["a", "b", "c"]).read_bytes().startswith(png)
+    with pytest.raises(ValueError):
+        plot_curves(tmp_path / "e.png", {})
+    with pytest.raises(ValueError, match="shape"):
+        plot_images(tmp_path / "e.png", np.zeros((8, 8)))
+
+
+def test_bench_measures_ratios_in_one_process(tmp_path: Path) -> None:
+    x = torch.randn(200, 200)
+    r = compare(lambda: x @ x, lambda: [x[i] @ x for i in range(200)], repeats=3)
+    assert r["speedup"] > 1.0  # one matmul beats 200 row products
+    assert measure(lambda: None, repeats=2)["repeats"] == 2
+    out = tmp_path / "b.json"
+    assert (
+        bench_main("demo", lambda quick: {"r": compare(lambda: x @ x, lambda: x @ x, repeats=2)}, ["--out", str(out)])
+        == 0
+    )
+    assert json.loads(out.read_text())["results"]["r"]["speedup"] > 0
+
+
+def test_assert_close_uses_dtype_tolerances() -> None:
+    a = torch.ones(3, dtype=torch.float32)
+    assert_close(a + 1e-6, a)
+    with pytest.raises(AssertionError):
+        assert_close(a + 1e-3, a)
+    with pytest.raises(AssertionError, match="shape"):
+        assert_close(a, torch.ones(4))
+    assert_close(torch.ones(2, dtype=torch.float16) + 1e-3, torch.ones(2, dtype=torch.float64))
