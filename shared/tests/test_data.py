@@ -95,3 +95,13 @@ def test_registry_and_package_lookup() -> None:
 def test_download_failure_names_the_hint(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="do this instead"):
         data.download("http://127.0.0.1:9/none", tmp_path / "f", what="X", hint="do this instead", timeout=2)
+
+
+def test_fake_image_dataset_is_valid_and_separable() -> None:
+    from iclr26_shared.testing import fake_image_dataset
+
+    ds = fake_image_dataset(n_train=16, n_test=8, shape=(8, 8), num_classes=4)
+    assert ds.x_train.shape == (16, 8, 8) and ds.num_classes == 4
+    means = [ds.x_train[ds.y_train == c][:, 2 * c : 2 * c + 2].mean() for c in range(4)]
+    others = [ds.x_train[ds.y_train != c][:, 2 * c : 2 * c + 2].mean() for c in range(4)]
+    assert all(m > o + 100 for m, o in zip(means, others, strict=True))

@@ -40,6 +40,15 @@ def test_reproduce_keeps_going_and_writes_a_well_formed_report(tmp_path: Path) -
     assert data["methods"][1]["claims"][0]["holds"] is True and data["methods"][0]["error"]
 
 
+def test_reproduce_runs_methods_in_parallel_processes(tmp_path: Path) -> None:
+    second = dataclasses.replace(SMOKE_TOY, name="toy-two")
+    report, outcomes = umbrella.reproduce(
+        {"toy-ridge": SMOKE_TOY, "toy-two": second}, out_dir=tmp_path, device="cpu", jobs=2
+    )
+    assert [o.method for o in outcomes] == ["toy-ridge", "toy-two"] and all(o.ok for o in outcomes)
+    assert "2/2 claims hold" in report.read_text()
+
+
 def test_reproduce_rejects_unknown_methods_and_presets(tmp_path: Path) -> None:
     from iclr26_shared.errors import UsageError
 

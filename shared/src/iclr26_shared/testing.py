@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from iclr26_shared.config import check_positive, check_range
+from iclr26_shared.data import ImageDataset
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.plotting import plot_curves
 from iclr26_shared.runner import CommonFlags, execute
@@ -36,6 +37,7 @@ __all__ = [
     "assert_close",
     "assert_valid_run_dir",
     "check_domain_cli",
+    "fake_image_dataset",
     "run_cli",
     "smoke_run",
 ]
@@ -226,6 +228,27 @@ TOY_SPEC: MethodSpec[ToyConfig] = MethodSpec(
     claims=_toy_claims,
     summary="Test method: SGD on ridge regression vs the closed form (exercises runs, resume, claims).",
 )
+
+
+def fake_image_dataset(
+    n_train: int = 40, n_test: int = 20, shape: tuple[int, ...] = (8, 8), num_classes: int = 4, seed: int = 0
+) -> ImageDataset:
+    """A tiny seeded :class:`ImageDataset` whose classes are separable (class c brightens row block c)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+
+    def make(n: int) -> tuple[np.ndarray, np.ndarray]:
+        y = np.arange(n) % num_classes
+        x = rng.integers(0, 64, size=(n, *shape))
+        rows = max(1, shape[0] // num_classes)
+        for i, c in enumerate(y):
+            x[i, c * rows : (c + 1) * rows] += 160
+        return x.clip(0, 255).astype(np.uint8), y.astype(np.int64)
+
+    xtr, ytr = make(n_train)
+    xte, yte = make(n_test)
+    return ImageDataset("fake", xtr, ytr, xte, yte, tuple(f"class{c}" for c in range(num_classes)))
 
 
 def check_domain_cli(main: Callable[[list[str]], int], methods: Mapping[str, MethodSpec[Any]], domain: str) -> None:

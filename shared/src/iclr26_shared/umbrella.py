@@ -98,12 +98,6 @@ def _reproduce_one(spec: MethodSpec[Any], preset: str, flags: CommonFlags) -> Me
     return MethodOutcome(spec.name, spec.domain, spec.paper, True, time.monotonic() - t0, claims, str(run.path))
 
 
-def _reproduce_by_name(name: str, preset: str, flags: CommonFlags) -> MethodOutcome:
-    """Worker entry for ``--jobs``: rediscover the spec in the child process."""
-    specs, _ = discover_methods()
-    return _reproduce_one(specs[name], preset, flags)
-
-
 def write_reproduce_report(out: Path, outcomes: Sequence[MethodOutcome], *, preset: str, seconds: float) -> Path:
     """Write REPORT.md and report.json into ``out``; returns the REPORT.md path."""
     claims = [(o, c) for o in outcomes for c in o.claims]
@@ -189,7 +183,8 @@ def reproduce(
         import multiprocessing as mp
 
         with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-            futures = {n: pool.submit(_reproduce_by_name, n, preset, flags) for n in names}
+            # specs travel by pickle: their run/claims functions are module-level, found by reference
+            futures = {n: pool.submit(_reproduce_one, specs[n], preset, flags) for n in names}
             for n, fut in futures.items():
                 try:
                     outcomes.append(fut.result())
