@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
+from iclr26_federated.methods.fedopenmatch.spec import SPEC as FEDOPENMATCH
 from iclr26_shared.cli import run_methods
 from iclr26_shared.spec import MethodSpec
 
 DOMAIN = "federated"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
-METHODS: dict[str, MethodSpec] = {}
+METHODS: dict[str, MethodSpec] = {FEDOPENMATCH.name: FEDOPENMATCH}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,47 @@
+"""FedOpenMatch's ClientApp (Flower Message API): adapts messages to :func:`model.train_client`.
+
+A train message carries ``arrays`` (the global weights) and ``config`` (the job's :class:`JobParams`
+plus Flower's ``server-round``). The client rebuilds its unlabelled partition from the job's split
+parameters and its ``partition-id`` (``context.node_config``), trains, and replies with its weights
+and a MetricRecord holding ``num-examples`` (FedAvg's weight).
+"""
+
+from __future__ import annotations
+
+import torch
+from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
+from flwr.clientapp import ClientApp
+
+from iclr26_federated.methods.fedopenmatch.config import JobParams
+from iclr26_federated.methods.fedopenmatch.dataset import client_partition, load_split
+from iclr26_federated.methods.fedopenmatch.model import make_model, train_client
+
+__all__ = ["app", "client_generator", "train"]
+
+app = ClientApp()
+
+
+def client_generator(seed: int, partition_id: int, server_round: int) -> torch.Generator:
+    """The seeded RNG of one client in one round (augmentations and batch order)."""
+    return torch.Generator().manual_seed(seed * 1_000_003 + partition_id * 10_007 + server_round)
+
+
+@app.train()
+def train(msg: Message, context: Context) -> Message:
+    """Local FedOpenMatch (or baseline) training of one client for one round."""
+    config = msg.content["config"]
+    params = JobParams.from_record(dict(config))
+    server_round = int(config["server-round"])  # type: ignore[arg-type]
+    pid = int(context.node_config["partition-id"])
+    if pid == params.fail_client and server_round == params.fail_round:
+        raise RuntimeError(f"client {pid}: injected failure in round {server_round} (fail_client test hook)")
+    device = torch.device(params.device if params.device == "cpu" or torch.cuda.is_available() else "cpu")
+    split = load_split(params)
+    model = make_model(params, split.in_channels)
+    model.load_state_dict(msg.content["arrays"].to_torch_state_dict())
+    metrics = train_client(
+        model, client_partition(params, pid), params, client_generator(params.seed, pid, server_round), device
+    )
+    metrics["partition-id"] = float(pid)
+    content = RecordDict({"arrays": ArrayRecord(model.cpu().state_dict()), "metrics": MetricRecord(metrics)})
+    return Message(content=content, reply_to=msg)

@@ -1,0 +1,348 @@
+"""FedOpenMatch config: one frozen dataclass, its presets, and the variants (baselines + ablations).
+
+Kept free of heavy imports (``iclr26 list`` imports every domain's CLI, which imports this module).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from iclr26_shared.config import check_choice, check_fraction, check_positive, check_range
+from iclr26_shared.errors import ConfigError
+
+__all__ = [
+    "ABLATIONS",
+    "BASELINES",
+    "PRESETS",
+    "VARIANTS",
+    "FedOpenMatchConfig",
+    "JobParams",
+    "job_params",
+]
+
+#: Every variant the app runs: FedOpenMatch, its leave-one-out ablations and the baselines.
+VARIANTS: tuple[str, ...] = (
+    "fedopenmatch",
+    "no-gs",
+    "no-la",
+    "no-lcr",
+    "fedavg-openmatch",
+    "fedavg-fixmatch",
+    "labeled-only",
+)
+#: Ablations: FedOpenMatch with one component switched off (GS off; ω = 0; LCR replaced by SOCR).
+ABLATIONS: dict[str, str] = {"gs": "no-gs", "la": "no-la", "lcr": "no-lcr"}
+#: Baselines of the claims.
+BASELINES: tuple[str, ...] = ("fedavg-openmatch", "fedavg-fixmatch", "labeled-only")
+
+_DATASETS = ("mnist-5k", "digits", "fashion-mnist", "cifar10", "cifar100")
+
+
+@dataclass(frozen=True)
+class FedOpenMatchConfig:
+    """FedOpenMatch (label-at-server open-set semi-supervised FL) and its baselines, on Flower."""
+
+    # ----- data and split -----
+    dataset: str = "mnist-5k"
+    """Image set: mnist-5k or digits (offline, ship in PyPI wheels); fashion-mnist, cifar10, cifar100 (opt-in)."""
+    known_classes: int = 6
+    """K: classes 0..K-1 are known (labelled at the server)."""
+    unknown_classes: int = 4
+    """U: classes K..K+U-1 are unknown (appear only in the clients' unlabelled data and the test set)."""
+    labels_per_class: int = 25
+    """Labelled server images per known class (the paper's '@25')."""
+    num_clients: int = 4
+    """M: number of clients (virtual SuperNodes)."""
+    dirichlet_alpha: float = 0.3
+    """Dirichlet concentration of the non-IID client split (paper: 0.3 and 0.1)."""
+    min_partition_size: int = 10
+    """Minimum unlabelled samples per client (Flower Datasets' DirichletPartitioner)."""
+    max_client_pool: int = 0
+    """If > 0, use a class-stratified subset of this many unlabelled images (smaller runs); 0 = all."""
+    hflip: bool = False
+    """Random horizontal flips in the weak/strong views (off for digits; on for CIFAR)."""
+
+    # ----- model -----
+    arch: Literal["cnn", "resnet18"] = "cnn"
+    """Extractor: a small 3-block CNN (CPU) or the paper's ResNet-18 (GroupNorm)."""
+    width: int = 16
+    """Base channel width of the extractor (ResNet-18: 64 is the standard)."""
+
+    # ----- federated schedule -----
+    num_rounds: int = 10
+    """Communication rounds."""
+    fraction_train: float = 1.0
+    """Fraction of clients sampled per round (at least 2 are sampled)."""
+    local_epochs: int = 1
+    """Local epochs over a client's unlabelled data per round."""
+    warmup_steps: int = 100
+    """Supervised server steps on the labelled set before round 1."""
+    server_steps: int = 20
+    """Server fine-tune steps on the labelled set after each aggregation."""
+    batch_size: int = 64
+    """Batch size (labelled and unlabelled)."""
+    lr: float = 0.03
+    """SGD learning rate (FixMatch/OpenMatch default)."""
+    momentum: float = 0.9
+    """SGD (Nesterov) momentum."""
+    weight_decay: float = 5e-4
+    """SGD weight decay."""
+
+    # ----- FedOpenMatch -----
+    gradient_stop: bool = True
+    """GS: the OVA head reads stopgrad(g(x)), so OVA losses never update the extractor."""
+    la_weight: float = 1.0
+    """ω of the logit adjustment q + sign·ω·log π of the OVA logits in the training losses (0 = off)."""
+    la_on_server: bool = False
+    """Also apply LA in the server's hard-negative OVA loss (the notes' server loss has none)."""
+    la_sign: int = 1
+    """Sign of the logit adjustment: +1 = the paper's Eq. 6 / Menon's training-time loss (default); -1 = reversed."""
+    consistency: Literal["lcr", "socr", "none"] = "lcr"
+    """Consistency regulariser: LCR (MSE of raw logits, FedOpenMatch), SOCR (OpenMatch, on probabilities), none."""
+    lcr_weight: float = 1.0
+    """λ of LCR."""
+    socr_weight: float = 0.5
+    """λ of SOCR (OpenMatch: 0.5 on CIFAR-10, 1.0 on CIFAR-100)."""
+    oem_weight: float = 0.1
+    """λ of OpenMatch's OVA entropy minimisation (FedAvg+OpenMatch clients)."""
+    tau_in: float = 0.95
+    """Confidence threshold τ_in of the FixMatch pseudo-labels (max softmax of p)."""
+    tau_pos: float = 0.9
+    """OVA pseudo-label: entry (i, k) is a positive when σ(q_i^k)_1 ≥ tau_pos."""
+    tau_neg: float = 0.1
+    """OVA pseudo-label: entry (i, k) is a negative when σ(q_i^k)_1 ≤ tau_neg."""
+    msp_threshold: float = 0.5
+    """FedAvg+FixMatch has no OVA head: it predicts 'unknown' when max softmax(p) < this."""
+
+    # ----- experiment -----
+    variants: tuple[str, ...] = VARIANTS
+    """Variants to run: fedopenmatch, no-gs, no-la, no-lcr, fedavg-openmatch, fedavg-fixmatch, labeled-only."""
+    num_seeds: int = 3
+    """Seeds per variant (seed, seed+1, ...): each seed draws its own split, model init and augmentations."""
+    engine: Literal["ray", "inline"] = "ray"
+    """ray: Flower's simulation engine (Ray backend); inline: the same app through an in-process Grid."""
+    client_cpus: float = 1.0
+    """CPUs per virtual client (Ray client_resources.num_cpus)."""
+    client_gpus: float = 0.0
+    """GPUs per virtual client (Ray client_resources.num_gpus); > 0 lets clients use CUDA."""
+    ray_cpus: int = 0
+    """CPUs Ray may use (init_args.num_cpus); 0 = all of this machine's."""
+    fail_client: int = -1
+    """Test hook: the client with this partition id raises in round fail_round (-1: never)."""
+    fail_round: int = 1
+    """Test hook: the round in which fail_client raises."""
+
+    def __post_init__(self) -> None:
+        check_choice("dataset", self.dataset, _DATASETS)
+        for name in ("known_classes", "unknown_classes", "labels_per_class", "num_clients", "min_partition_size"):
+            check_positive(name, getattr(self, name))
+        if self.known_classes < 2:
+            raise ConfigError("known_classes", self.known_classes, "at least 2 (the OVA loss needs a negative class)")
+        if self.num_clients < 2:
+            raise ConfigError("num_clients", self.num_clients, "at least 2")
+        check_positive("dirichlet_alpha", self.dirichlet_alpha)
+        check_range("max_client_pool", self.max_client_pool, 0)
+        check_choice("arch", self.arch, ("cnn", "resnet18"))
+        check_positive("width", self.width)
+        for name in ("num_rounds", "local_epochs", "batch_size", "num_seeds"):
+            check_positive(name, getattr(self, name))
+        check_range("warmup_steps", self.warmup_steps, 0)
+        check_range("server_steps", self.server_steps, 0)
+        check_range("fraction_train", self.fraction_train, 0.0, 1.0, low_open=True)
+        check_positive("lr", self.lr)
+        check_range("momentum", self.momentum, 0.0, 1.0, high_open=True)
+        check_positive("weight_decay", self.weight_decay, allow_zero=True)
+        check_positive("la_weight", self.la_weight, allow_zero=True)
+        check_choice("la_sign", self.la_sign, (1, -1))
+        check_choice("consistency", self.consistency, ("lcr", "socr", "none"))
+        for name in ("lcr_weight", "socr_weight", "oem_weight"):
+            check_positive(name, getattr(self, name), allow_zero=True)
+        for name in ("tau_in", "tau_pos", "tau_neg", "msp_threshold"):
+            check_fraction(name, getattr(self, name))
+        if self.tau_neg >= self.tau_pos:
+            raise ConfigError("tau_neg", self.tau_neg, f"below tau_pos = {self.tau_pos}")
+        if not self.variants:
+            raise ConfigError("variants", self.variants, "at least one of " + ", ".join(VARIANTS))
+        for v in self.variants:
+            check_choice("variants", v, VARIANTS)
+        if len(set(self.variants)) != len(self.variants):
+            raise ConfigError("variants", self.variants, "no repeated names")
+        check_choice("engine", self.engine, ("ray", "inline"))
+        check_positive("client_cpus", self.client_cpus)
+        check_positive("client_gpus", self.client_gpus, allow_zero=True)
+        check_range("ray_cpus", self.ray_cpus, 0)
+        check_range("fail_client", self.fail_client, -1, self.num_clients - 1)
+        check_positive("fail_round", self.fail_round)
+
+
+@dataclass(frozen=True)
+class JobParams:
+    """Everything one (variant, seed) job needs, as flat scalars: sent to the clients as a ConfigRecord."""
+
+    variant: str
+    seed: int
+    device: str
+    dataset: str
+    known_classes: int
+    unknown_classes: int
+    labels_per_class: int
+    num_clients: int
+    dirichlet_alpha: float
+    min_partition_size: int
+    max_client_pool: int
+    hflip: bool
+    arch: str
+    width: int
+    local_epochs: int
+    batch_size: int
+    lr: float
+    momentum: float
+    weight_decay: float
+    server_steps: int
+    warmup_steps: int
+    gradient_stop: bool
+    la_weight: float
+    la_sign: int
+    la_on_server: bool
+    consistency: str
+    cons_weight: float
+    client_ova: str
+    """"pseudo" (FedOpenMatch's thresholded OVA pseudo-labels), "oem" (OpenMatch's entropy), "none"."""
+    oem_weight: float
+    use_ova: bool
+    """False for FixMatch: no OVA training; inference by max-softmax rejection."""
+    inlier_filter: bool
+    """Keep a FixMatch pseudo-label only when the OVA test says inlier for ŷ."""
+    federated: bool
+    """False for labeled-only (no client training)."""
+    tau_in: float
+    tau_pos: float
+    tau_neg: float
+    msp_threshold: float
+    fail_client: int
+    fail_round: int
+
+    def to_record(self) -> dict[str, Any]:
+        """Flat dict of str/int/float/bool (a Flower ConfigRecord's content)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> JobParams:
+        """Inverse of :meth:`to_record` (extra keys such as Flower's ``server-round`` are ignored)."""
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        missing = [n for n in names if n not in record]
+        if missing:
+            raise ConfigError("train config", sorted(record), f"the keys {missing}")
+        values: dict[str, Any] = {}
+        for name, f in names.items():
+            v = record[name]
+            tp = f.type if isinstance(f.type, str) else f.type.__name__
+            values[name] = {"bool": bool, "int": int, "float": float, "str": str}[tp](v)
+        return cls(**values)
+
+
+def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "cpu") -> JobParams:
+    """Resolve a variant into the flags it runs with.
+
+    * fedopenmatch: GS, LA (ω = ``la_weight``), ``consistency`` (LCR), OVA pseudo-labels, inlier filter;
+    * no-gs / no-la / no-lcr: FedOpenMatch with GS off / ω = 0 / SOCR instead of LCR;
+    * fedavg-openmatch: OpenMatch on the clients (no GS, no LA, SOCR, OEM, OVA inlier selection);
+    * fedavg-fixmatch: FixMatch on the clients (confidence only, no OVA head; MSP rejection);
+    * labeled-only: server training on the labelled set only (no client updates).
+    """
+    check_choice("variants", variant, VARIANTS)
+    gs, la, cons, client_ova, use_ova, inlier_filter, federated = (
+        cfg.gradient_stop,
+        cfg.la_weight,
+        cfg.consistency,
+        "pseudo",
+        True,
+        True,
+        True,
+    )
+    if variant == "no-gs":
+        gs = False
+    elif variant == "no-la":
+        la = 0.0
+    elif variant == "no-lcr":
+        cons = "socr"
+    elif variant == "fedavg-openmatch":
+        gs, la, cons, client_ova = False, 0.0, "socr", "oem"
+    elif variant == "fedavg-fixmatch":
+        gs, la, cons, client_ova, use_ova, inlier_filter = False, 0.0, "none", "none", False, False
+    elif variant == "labeled-only":
+        federated = False
+    cons_weight = {"lcr": cfg.lcr_weight, "socr": cfg.socr_weight, "none": 0.0}[cons]
+    return JobParams(
+        variant=variant,
+        seed=seed,
+        device=device,
+        dataset=cfg.dataset,
+        known_classes=cfg.known_classes,
+        unknown_classes=cfg.unknown_classes,
+        labels_per_class=cfg.labels_per_class,
+        num_clients=cfg.num_clients,
+        dirichlet_alpha=cfg.dirichlet_alpha,
+        min_partition_size=cfg.min_partition_size,
+        max_client_pool=cfg.max_client_pool,
+        hflip=cfg.hflip,
+        arch=cfg.arch,
+        width=cfg.width,
+        local_epochs=cfg.local_epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        momentum=cfg.momentum,
+        weight_decay=cfg.weight_decay,
+        server_steps=cfg.server_steps,
+        warmup_steps=cfg.warmup_steps,
+        gradient_stop=gs,
+        la_weight=la,
+        la_sign=cfg.la_sign,
+        la_on_server=cfg.la_on_server,
+        consistency=cons,
+        cons_weight=cons_weight,
+        client_ova=client_ova,
+        oem_weight=cfg.oem_weight,
+        use_ova=use_ova,
+        inlier_filter=inlier_filter,
+        federated=federated,
+        tau_in=cfg.tau_in,
+        tau_pos=cfg.tau_pos,
+        tau_neg=cfg.tau_neg,
+        msp_threshold=cfg.msp_threshold,
+        fail_client=cfg.fail_client,
+        fail_round=cfg.fail_round,
+    )
+
+
+PRESETS: dict[str, FedOpenMatchConfig] = {
+    # seconds: 2 clients, 2 rounds on a 400-image pool, two variants, in-process Grid
+    "smoke": FedOpenMatchConfig(
+        num_clients=2,
+        num_rounds=2,
+        max_client_pool=400,
+        width=8,
+        batch_size=32,
+        warmup_steps=10,
+        server_steps=5,
+        variants=("fedopenmatch", "labeled-only"),
+        num_seeds=1,
+        engine="inline",
+    ),
+    # minutes on 2 CPU cores: every variant, 3 seeds, Flower's simulation engine (one Ray start)
+    "quick": FedOpenMatchConfig(),
+    # closest to the paper this machine class runs: ResNet-18, 10 clients, more rounds (GPU advised)
+    "full": FedOpenMatchConfig(
+        arch="resnet18",
+        width=64,
+        num_clients=10,
+        num_rounds=100,
+        local_epochs=2,
+        warmup_steps=500,
+        server_steps=50,
+        client_gpus=0.2,
+    ),
+}

@@ -1,0 +1,83 @@
+"""FedOpenMatch's server strategy: Flower's FedAvg plus the server fine-tune, failure records and timing.
+
+Per round r (``Strategy.start`` drives it):
+
+1. ``configure_train``: the current global weights w_r go to the sampled clients with the job's config
+   (FedAvg's sampling; no clients for ``labeled-only``);
+2. clients train on their unlabelled data with frozen per-round pseudo-labels;
+3. ``aggregate_train``: FedAvg, ``w ← Σ_m (n_m / Σ n) w_m`` over the clients that replied (a client that
+   raised is logged and left out; if none replied the global weights are kept), then the server
+   fine-tune on the labelled set D_s: ``w_{r+1} = server_update(w, r)``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from flwr.app import ArrayRecord, ConfigRecord, Message, MetricRecord
+from flwr.serverapp import Grid
+from flwr.serverapp.strategy import FedAvg
+
+__all__ = ["FedOpenMatchStrategy"]
+
+
+class FedOpenMatchStrategy(FedAvg):
+    """FedAvg with a server update after aggregation.
+
+    Args:
+        server_update: ``(aggregated ArrayRecord, round) -> ArrayRecord`` (the server fine-tune on D_s).
+        federated: False runs no client training (the labeled-only baseline): only ``server_update``.
+        **kwargs: Passed to :class:`flwr.serverapp.strategy.FedAvg`.
+
+    Attributes:
+        failures: One ``{"round", "node_id", "reason"}`` per failed client reply.
+        round_seconds: Wall time of each round (sending, client training, aggregation, server update).
+        participants: Number of clients whose update was aggregated, per round.
+    """
+
+    def __init__(
+        self,
+        server_update: Callable[[ArrayRecord, int], ArrayRecord],
+        *,
+        federated: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.server_update = server_update
+        self.federated = federated
+        self.failures: list[dict[str, Any]] = []
+        self.round_seconds: dict[int, float] = {}
+        self.participants: dict[int, int] = {}
+        self._current: ArrayRecord | None = None
+        self._t0: float = 0.0
+
+    def configure_train(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        """FedAvg's sampling and messages (none for labeled-only); remembers the current weights."""
+        self._t0 = time.perf_counter()
+        self._current = arrays
+        if not self.federated:
+            return []
+        return super().configure_train(server_round, arrays, config, grid)
+
+    def aggregate_train(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        """FedAvg over the successful replies, then the server update."""
+        replies = list(replies)
+        for msg in replies:
+            if msg.has_error():
+                self.failures.append(
+                    {"round": server_round, "node_id": int(msg.metadata.src_node_id), "reason": str(msg.error.reason)}
+                )
+        arrays, metrics = super().aggregate_train(server_round, replies) if replies else (None, None)
+        self.participants[server_round] = sum(not m.has_error() for m in replies)
+        base = arrays if arrays is not None else self._current
+        if base is None:
+            raise RuntimeError("aggregate_train called before configure_train")
+        updated = self.server_update(base, server_round)
+        self.round_seconds[server_round] = time.perf_counter() - self._t0
+        return updated, metrics

@@ -1,0 +1,135 @@
+"""Two-head open-set networks: a shared extractor g, an inlier head h_c and a one-vs-all head h_d.
+
+``p = h_c(g(x))`` (``[B, K]``) and ``q = h_d(g(x))`` reshaped to ``[B, K, 2]`` (outlier, inlier). With
+gradient stop (FedOpenMatch §6.2) the OVA head reads ``stopgrad(g(x))``: OVA losses update h_d only and
+never the extractor.
+
+Normalisation layers are GroupNorm rather than BatchNorm: FedAvg then averages only trainable weights
+(no running statistics or integer counters), the usual choice for non-IID federated training.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["OpenSetNet", "SmallCNN", "ResNet18", "build_model"]
+
+
+def _norm(channels: int) -> nn.GroupNorm:
+    return nn.GroupNorm(min(8, channels), channels)
+
+
+class SmallCNN(nn.Module):
+    """Three 3×3 conv blocks (GroupNorm, ReLU, 2×2 max-pool on the first two) and global average pooling.
+
+    Input ``[B, C, H, W]`` → features ``[B, 4·width]``.
+    """
+
+    def __init__(self, in_channels: int, width: int = 16) -> None:
+        super().__init__()
+        w = width
+        self.body = nn.Sequential(
+            nn.Conv2d(in_channels, w, 3, padding=1, bias=False),
+            _norm(w),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(2),
+            nn.Conv2d(w, 2 * w, 3, padding=1, bias=False),
+            _norm(2 * w),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(2),
+            nn.Conv2d(2 * w, 4 * w, 3, padding=1, bias=False),
+            _norm(4 * w),
+            nn.ReLU(inplace=True),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+        )
+        self.out_dim = 4 * w
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.body(x)
+
+
+class _BasicBlock(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.n1 = _norm(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.n2 = _norm(cout)
+        self.short = (
+            nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), _norm(cout))
+            if stride != 1 or cin != cout
+            else nn.Identity()
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        out = torch.relu(self.n1(self.conv1(x)))
+        return torch.relu(self.n2(self.conv2(out)) + self.short(x))
+
+
+class ResNet18(nn.Module):
+    """CIFAR-style ResNet-18 (3×3 stem, no max-pool; stages of 2 basic blocks with widths
+    ``width·(1, 2, 4, 8)``), the paper's backbone; ``width = 64`` is the standard size.
+
+    Input ``[B, C, H, W]`` → features ``[B, 8·width]``.
+    """
+
+    def __init__(self, in_channels: int, width: int = 64) -> None:
+        super().__init__()
+        w = width
+        self.stem = nn.Sequential(nn.Conv2d(in_channels, w, 3, 1, 1, bias=False), _norm(w), nn.ReLU(inplace=True))
+        layers: list[nn.Module] = []
+        cin = w
+        for i, mult in enumerate((1, 2, 4, 8)):
+            cout = w * mult
+            stride = 1 if i == 0 else 2
+            layers += [_BasicBlock(cin, cout, stride), _BasicBlock(cout, cout, 1)]
+            cin = cout
+        self.layers = nn.Sequential(*layers)
+        self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.out_dim = cin
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.pool(self.layers(self.stem(x)))
+
+
+class OpenSetNet(nn.Module):
+    """Shared extractor g + inlier head h_c (K logits) + OVA head h_d (2K logits).
+
+    Args:
+        extractor: Module mapping ``[B, C, H, W]`` to ``[B, D]`` with attribute ``out_dim = D``.
+        num_known: K, the number of known classes.
+    """
+
+    def __init__(self, extractor: nn.Module, num_known: int) -> None:
+        super().__init__()
+        dim = int(extractor.out_dim)  # type: ignore[arg-type]
+        self.extractor = extractor
+        self.inlier_head = nn.Linear(dim, num_known)
+        self.ova_head = nn.Linear(dim, 2 * num_known, bias=False)
+        self.num_known = num_known
+
+    def forward(self, x: Tensor, gradient_stop: bool = True) -> tuple[Tensor, Tensor]:
+        """Return ``(p [B, K], q [B, K, 2])``; with ``gradient_stop`` q is computed from ``g(x).detach()``."""
+        feat = self.extractor(x)
+        p = self.inlier_head(feat)
+        q = self.ova_head(feat.detach() if gradient_stop else feat)
+        return p, q.view(x.shape[0], self.num_known, 2)
+
+
+def build_model(
+    arch: Literal["cnn", "resnet18"], in_channels: int, num_known: int, width: int, seed: int
+) -> OpenSetNet:
+    """A seeded :class:`OpenSetNet` with the ``cnn`` (:class:`SmallCNN`) or ``resnet18`` extractor."""
+    if arch not in ("cnn", "resnet18"):
+        raise ValueError(f"unknown architecture {arch!r} (cnn or resnet18)")
+    gen_state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        extractor: nn.Module = SmallCNN(in_channels, width) if arch == "cnn" else ResNet18(in_channels, width)
+        return OpenSetNet(extractor, num_known)
+    finally:
+        torch.random.set_rng_state(gen_state)

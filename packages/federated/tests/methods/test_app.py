@@ -1,0 +1,117 @@
+"""The Flower app in-process: strategy aggregation, failing clients, the ClientApp, the smoke CLI."""
+
+import json
+
+import pytest
+import torch
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MessageType, MetricRecord, RecordDict
+from flwr.clientapp import ClientApp
+
+from iclr26_federated import cli
+from iclr26_federated.methods.fedopenmatch.config import PRESETS, job_params
+from iclr26_federated.methods.fedopenmatch.dataset import client_partition, load_split
+from iclr26_federated.methods.fedopenmatch.model import make_model
+from iclr26_federated.methods.fedopenmatch.strategy import FedOpenMatchStrategy
+from iclr26_federated.methods.fedopenmatch.utils import InlineGrid
+from iclr26_shared.testing import assert_close, assert_valid_run_dir, run_cli
+
+_toy = ClientApp()
+
+
+@_toy.train()
+def _toy_train(msg: Message, context: Context) -> Message:
+    pid = int(context.node_config["partition-id"])
+    if pid == 2:
+        raise RuntimeError("client 2 is broken")
+    w = msg.content["arrays"].to_torch_state_dict()["w"] + float(pid + 1)
+    metrics = MetricRecord({"num-examples": float(10 * (pid + 1)), "loss": float(pid)})
+    return Message(RecordDict({"arrays": ArrayRecord({"w": w}), "metrics": metrics}), reply_to=msg)
+
+
+def test_strategy_is_a_weighted_average_then_server_update_and_reports_failures() -> None:
+    grid = InlineGrid(_toy, 3)
+    strategy = FedOpenMatchStrategy(
+        lambda arrays, rnd: ArrayRecord({"w": arrays.to_torch_state_dict()["w"] * 2}),
+        fraction_evaluate=0.0,
+        min_train_nodes=3,
+        min_available_nodes=3,
+    )
+    result = strategy.start(
+        grid=grid, initial_arrays=ArrayRecord({"w": torch.zeros(3, dtype=torch.float64)}), num_rounds=2
+    )
+    # round 1: clients 0 (w=1, n=10) and 1 (w=2, n=20) reply, client 2 raises -> (10·1 + 20·2)/30, then ×2
+    r1 = 2 * (10 * 1 + 20 * 2) / 30
+    # round 2: from r1: (10·(r1+1) + 20·(r1+2))/30, then ×2
+    r2 = 2 * (10 * (r1 + 1) + 20 * (r1 + 2)) / 30
+    assert_close(result.arrays.to_torch_state_dict()["w"], torch.full((3,), r2, dtype=torch.float64))
+    assert [f["round"] for f in strategy.failures] == [1, 2]
+    assert all("client 2 is broken" in f["reason"] for f in strategy.failures)
+    assert strategy.participants == {1: 2, 2: 2}
+    assert result.train_metrics_clientapp[1]["loss"] == pytest.approx((10 * 0 + 20 * 1) / 30)
+
+
+def test_labeled_only_strategy_sends_nothing_and_still_updates() -> None:
+    grid = InlineGrid(_toy, 2)
+    strategy = FedOpenMatchStrategy(
+        lambda arrays, rnd: ArrayRecord({"w": arrays.to_torch_state_dict()["w"] + 1}),
+        federated=False,
+        fraction_evaluate=0.0,
+    )
+    result = strategy.start(grid=grid, initial_arrays=ArrayRecord({"w": torch.zeros(2)}), num_rounds=3)
+    assert torch.equal(result.arrays.to_torch_state_dict()["w"], torch.full((2,), 3.0))
+    assert grid.client_seconds == []
+
+
+def test_client_app_trains_on_its_partition_in_process() -> None:
+    from iclr26_federated.methods.fedopenmatch.client_app import app
+
+    params = job_params(PRESETS["smoke"], "fedopenmatch", 0)
+    split = load_split(params)
+    model = make_model(params, split.in_channels)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    grid = InlineGrid(app, 2)
+    content = RecordDict(
+        {"arrays": ArrayRecord(model.state_dict()), "config": ConfigRecord({**params.to_record(), "server-round": 1})}
+    )
+    (reply,) = grid.send_and_receive([Message(content, 2, MessageType.TRAIN)])
+    assert not reply.has_error(), reply.error.reason if reply.has_error() else ""
+    assert reply.content["metrics"]["num-examples"] == len(client_partition(params, 1))
+    after = reply.content["arrays"].to_torch_state_dict()
+    assert set(after) == set(before)
+    assert any(not torch.equal(after[k], before[k]) for k in before)
+
+
+def test_smoke_cli_with_a_failing_client_finishes_and_reports(tmp_path) -> None:
+    res = run_cli(
+        cli.main,
+        [
+            "fedopenmatch",
+            "--preset",
+            "smoke",
+            "--device",
+            "cpu",
+            "--out-dir",
+            str(tmp_path),
+            "--quiet",
+            "--fail-client",
+            "1",
+        ],
+    )
+    assert res.code == 0, res.err
+    (run_dir,) = (tmp_path / "fedopenmatch").iterdir()
+    results = assert_valid_run_dir(run_dir)
+    assert set(results["variants"]) == {"fedopenmatch", "labeled-only"}
+    fails = results["failures"]
+    assert len(fails) == 1 and fails[0]["variant"] == "fedopenmatch" and fails[0]["round"] == 1
+    assert "injected failure" in fails[0]["reason"]
+    job = next(j for j in results["jobs"] if j["variant"] == "fedopenmatch")
+    assert job["participants"] == [1, 2]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert {r["round"] for r in rows} == {0, 1, 2}
+    assert (run_dir / "figures" / "open_bacc_per_round.png").is_file()
+    assert "Client failures (reported, run continued): 1" in (run_dir / "report.md").read_text()
+
+
+def test_bad_cli_config_exits_2_with_one_line(tmp_path) -> None:
+    res = run_cli(cli.main, ["fedopenmatch", "--preset", "smoke", "--tau-neg", "0.99", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "tau_neg" in res.err
