@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
+from iclr26_rl.methods.ego_foresight import SPEC as EGO_FORESIGHT
 from iclr26_shared.cli import run_methods
 from iclr26_shared.spec import MethodSpec
 
 DOMAIN = "rl"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
-METHODS: dict[str, MethodSpec] = {}
+METHODS: dict[str, MethodSpec] = {EGO_FORESIGHT.name: EGO_FORESIGHT}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,200 @@
+"""Ego-Foresight: decoder shapes, the rollout uses the given actions, loss, configs, metrics, claims, runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from iclr26_rl import cli
+from iclr26_rl.data import Batch
+from iclr26_rl.methods.ego_foresight import PRESETS, SPEC, EgoForesightConfig, claims
+from iclr26_rl.methods.ego_foresight.metrics import efficiency_normalised_score, mean_ci
+from iclr26_rl.methods.ego_foresight.model import EgoForesightHead, FrameDecoder
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.runs import RunDir
+from iclr26_shared.testing import assert_valid_run_dir, run_cli
+
+
+@pytest.mark.parametrize(("size", "sides"), [(84, [5, 10, 21, 42, 84]), (64, [4, 8, 16, 32, 64])])
+def test_decoder_upsampling_path(size: int, sides: list[int]) -> None:
+    dec = FrameDecoder(24, size, channels=4)
+    seen = []
+    for m in dec.net:
+        if isinstance(m, torch.nn.ConvTranspose2d):
+            m.register_forward_hook(lambda _m, _i, out: seen.append(out.shape[-1]))
+    out = dec(torch.randn(2, 24))
+    assert seen == sides and out.shape == (2, 3, size, size)
+    assert 0 <= out.min() and out.max() <= 1
+
+
+def _head() -> EgoForesightHead:
+    torch.manual_seed(0)
+    head = EgoForesightHead(40, 6, 2, frame_stack=2, horizon=4, image_size=64, rollout_hidden=(16,), decoder_channels=4)
+    for p in head.decoder.parameters():  # DCGAN init (std 0.02) decodes ~0.5 everywhere; widen it
+        if p.dim() > 1:
+            torch.nn.init.normal_(p, 0.0, 0.3)
+    return head.eval()  # BatchNorm in eval mode: samples do not interact
+
+
+def test_rollout_uses_the_given_actions_causally() -> None:
+    head = _head()
+    h = torch.randn(3, 40)
+    actions = torch.randn(3, 4, 2)
+    pred = head.predict(h, actions)
+    assert pred.shape == (3, 4, 3, 64, 64)
+    changed = actions.clone()
+    changed[0, 2] += 1.0
+    pred2 = head.predict(h, changed)
+    assert torch.equal(pred[0, :2], pred2[0, :2])  # frames before the changed action are unchanged
+    assert not torch.allclose(pred[0, 2:], pred2[0, 2:])  # frames from it on change
+    assert torch.equal(pred[1:], pred2[1:])  # other samples untouched
+
+
+def test_scene_part_of_another_sample_does_not_change_the_agent_part() -> None:
+    head = _head()
+    h = torch.randn(3, 40)
+    actions = torch.randn(3, 4, 2)
+    h2 = h.clone()
+    h2[1, 6:] += 5.0  # the scene part of sample 1
+    h2[0, 6:] += 5.0  # ... and the scene part of sample 0 itself
+    a1 = head.rollout(head.split(h)[0], actions)
+    a2 = head.rollout(head.split(h2)[0], actions)
+    assert torch.equal(a1, a2)  # the agent part never reads the scene part
+    p1, p2 = head.predict(h, actions), head.predict(h2, actions)
+    assert torch.equal(p1[2], p2[2])  # sample 2 untouched
+    assert not torch.allclose(p1[0], p2[0])  # its own scene part does change its frame
+
+
+def test_ef_loss_matches_formula_and_reaches_the_encoder() -> None:
+    head = _head().train()
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 255, (2, 6, 3, 64, 64), dtype=np.uint8)
+    acts = rng.uniform(-1, 1, (2, 6, 2)).astype(np.float32)
+    batch = Batch(
+        obs=frames[:, :2].reshape(2, 6, 64, 64),
+        action=acts[:, 2],
+        reward=np.zeros((2, 1), np.float32),
+        discount=np.ones((2, 1), np.float32),
+        next_obs=frames[:, :2].reshape(2, 6, 64, 64),
+        window_frames=frames,
+        window_actions=acts,
+    )
+    h = torch.randn(2, 40, requires_grad=True)
+    shifts = torch.zeros(2, 2, dtype=torch.long)  # shift (0, 0): crop at the top-left of the padded frame
+    torch.manual_seed(5)
+    loss, metrics = head.loss(h, batch, shifts)
+    torch.manual_seed(5)
+    j = int(torch.randint(2, 6, ()).item())
+    assert metrics["ef_k"] == j - 1
+    target = torch.nn.functional.pad(torch.as_tensor(frames[:, j]).float(), (4, 4, 4, 4), mode="replicate")
+    target = target[:, :, :64, :64] / 255
+    ha, hs = head.split(h)
+    pred = head.decode(head.rollout(ha, torch.as_tensor(acts[:, 2 : j + 1]))[:, -1], hs)
+    expected = ((pred - target) ** 2).sum(dim=(1, 2, 3)).mean()
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    loss.backward()
+    assert h.grad is not None and h.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"env": "NoSuchEnv-v5"}, "env"),
+        ({"horizon": 0}, "horizon"),
+        ({"agent_dim": 2048}, "agent_dim"),
+        ({"agent_dim": 0}, "agent_dim"),
+        ({"image_size": 70}, "image_size"),
+        ({"agent": "ppo"}, "agent"),
+        ({"seeds": ()}, "seeds"),
+        ({"horizon": 30}, "horizon"),  # window longer than a 25-step Reacher episode
+        ({"beta": -1.0}, "beta"),
+    ],
+)
+def test_bad_configs_raise_config_error(changes: dict, field: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        EgoForesightConfig(**changes)
+    assert err.value.field == field
+
+
+def test_cli_bad_config_exits_2() -> None:
+    res = run_cli(cli.main, ["ego-foresight", "--preset", "smoke", "--horizon", "0", "--device", "cpu"])
+    assert res.code == 2 and "horizon" in res.err
+
+
+def test_presets_and_config_properties() -> None:
+    full = PRESETS["full"]
+    assert (full.repr_dim, full.agent_dim, full.horizon, full.beta, full.babbling_steps) == (2048, 32, 10, 1.0, 12500)
+    assert full.steps * full.action_repeat == 2_500_000 and full.window == 13
+    assert full.episode_steps == 25 and full.jobs[0] == ("drqv2", 1)
+    assert set(SPEC.presets) >= {"smoke", "quick", "full"}
+
+
+def test_mean_ci_and_ens() -> None:
+    mean, lo, hi = mean_ci(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert mean.tolist() == [2.0, 3.0] and lo[0] == pytest.approx(2 - 12.706) and hi[1] == pytest.approx(3 + 12.706)
+    ens = efficiency_normalised_score({"fast": [0, 9, 10, 10], "slow": [0, 2, 6, 10]})
+    # t_q: fast reaches 95 % of its gain at index 2, 90 % and 85 % at index 1 (slow only at 3)
+    # -> scores at t = 2, 1, 1: fast (1.0 + 0.9 + 0.9) / 3, slow (0.6 + 0.2 + 0.2) / 3
+    assert ens["fast"] == pytest.approx(2.8 / 3) and ens["slow"] == pytest.approx(1.0 / 3)
+    assert efficiency_normalised_score({"a": [1, 1], "b": [1, 1]}) == {"a": 0.5, "b": 0.5}
+
+
+def test_claims_without_both_agents_are_not_measured() -> None:
+    out = claims({"env": "Reacher-v5", "agents": {"drqv2": {"final_return": 1.0, "ens": 0.5}}})
+    assert len(out) == 4 and not any(c.holds for c in out) and all(math.isnan(c.ours) for c in out)
+
+
+def test_smoke_cli_writes_a_valid_run_directory(tmp_path: Path) -> None:
+    res = run_cli(
+        cli.main, ["ego-foresight", "--preset", "smoke", "--device", "cpu", "--out-dir", str(tmp_path), "--quiet"]
+    )
+    assert res.code == 0, res.err
+    run_dir = next((tmp_path / "ego-foresight").iterdir())
+    results = assert_valid_run_dir(run_dir)
+    assert set(results["agents"]) == {"drqv2", "drqv2-ef"}
+    assert len(results["claims"]) == 4
+    assert results["agents"]["drqv2"]["eval_steps"] == [0, 40, 80]
+    for fig in ("learning_curves", "prediction_error", "ef_prediction", "eval_episode_drqv2"):
+        assert (run_dir / "figures" / f"{fig}.png").is_file()
+    assert results["prediction"]["copy_agent_mse"] > 0
+
+
+def test_resume_after_crash_continues_from_the_saved_step(tmp_path: Path) -> None:
+    from iclr26_shared.runner import CommonFlags, execute
+
+    cfg = dataclasses.replace(PRESETS["smoke"], agent="drqv2", steps=60, checkpoint_every=25, eval_every=30)
+    crash = dataclasses.replace(cfg, crash_at_step=55)
+    with pytest.raises(RuntimeError, match="crash_at_step"):
+        execute(SPEC, crash, CommonFlags(device="cpu", out_dir=tmp_path, quiet=True))
+    crashed = next((tmp_path / "ego-foresight").iterdir())
+    run = RunDir(crashed, method=SPEC.name, config=cfg, seed=0, device=torch.device("cpu"), quiet=True)
+    assert [s for s, _ in run.checkpoints()] == [25, 50]
+    results = SPEC.run(cfg, run)
+    rows = run.read_metrics()
+    evals = [r["step"] for r in rows if r["kind"] == "eval"]
+    trains = [r["step"] for r in rows if r["kind"] == "train"]
+    assert evals == [0, 30, 60]  # each evaluation logged exactly once across the crash
+    assert trains == [25, 50, 60]
+    assert results["agents"]["drqv2"]["eval_steps"] == [0, 30, 60]
+    assert json.loads(json.dumps(results["jobs"][0]["eval_returns"]))  # plain JSON values
+
+
+@pytest.mark.slow
+def test_resume_is_bit_for_bit(tmp_path: Path) -> None:
+    from iclr26_shared.runner import CommonFlags, execute
+
+    cfg = dataclasses.replace(PRESETS["smoke"], agent="drqv2-ef", steps=60, checkpoint_every=25, eval_every=30)
+    _, clean, _ = execute(SPEC, cfg, CommonFlags(device="cpu", out_dir=tmp_path / "a", quiet=True))
+    with pytest.raises(RuntimeError):
+        execute(SPEC, dataclasses.replace(cfg, crash_at_step=55), CommonFlags(device="cpu", out_dir=tmp_path / "b"))
+    crashed = next((tmp_path / "b" / "ego-foresight").iterdir())
+    run = RunDir(crashed, method=SPEC.name, config=cfg, seed=0, device=torch.device("cpu"), quiet=True)
+    resumed = SPEC.run(cfg, run)
+    assert resumed["jobs"][0]["eval_returns"] == clean["jobs"][0]["eval_returns"]
+    assert resumed["prediction"]["ef_agent_mse"] == clean["prediction"]["ef_agent_mse"]
