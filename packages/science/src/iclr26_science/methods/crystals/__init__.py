@@ -1,0 +1,1 @@
+"""The ``crystals`` method: Crystal Fourier Transformer with a space-group-adapted encoding (issue 7)."""

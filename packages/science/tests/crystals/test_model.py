@@ -1,0 +1,115 @@
+"""Models: invariance of the CFT (and non-invariance of plain PE), padding/permutation, e3nn equivariance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from iclr26_science.crystals import (
+    CrystalBatch,
+    CrystalFourierTransformer,
+    E3nnCrystalNet,
+    GraphBatch,
+    periodic_radius_graph,
+    space_group_ops,
+)
+from iclr26_science.crystals.encoding import orbit_features
+
+GROUPS = [2, 14, 62, 139, 166, 194, 225]  # triclinic … cubic
+
+
+def _model(encoding: str = "symmetry") -> CrystalFourierTransformer:
+    torch.manual_seed(0)
+    return CrystalFourierTransformer(12, 16, 2, 2, 32, encoding=encoding, encoding_hidden=16).double().eval()  # type: ignore[arg-type]
+
+
+def _batch(group: int, frac: np.ndarray) -> CrystalBatch:
+    n = len(frac)
+    species = torch.tensor([[29, 79, 47, 28][i % 4] for i in range(n)])[None]
+    lattice = torch.tensor([[5.0, 0, 0], [0.3, 6.0, 0], [0.2, 0.1, 7.0]], dtype=torch.float64)[None]
+    return CrystalBatch(species, torch.from_numpy(frac)[None], lattice, torch.tensor([group]))
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_cft_invariant_to_any_operation_on_any_atom(group: int) -> None:
+    rng = np.random.default_rng(group)
+    frac = rng.random((5, 3))
+    ops = space_group_ops(group)
+    moved = np.stack([ops.apply(x[None])[rng.integers(len(ops)), 0] for x in frac]) + rng.integers(-2, 3, (5, 3))
+    model = _model()
+    with torch.no_grad():
+        torch.testing.assert_close(model(_batch(group, moved)), model(_batch(group, frac)), rtol=1e-10, atol=1e-10)
+
+
+def test_plain_encoding_is_not_invariant() -> None:
+    """The invariance test can fail: plain plane waves see the moved atoms."""
+    rng = np.random.default_rng(0)
+    frac = rng.random((5, 3))
+    ops = space_group_ops(225)
+    moved = np.stack([ops.apply(x[None])[rng.integers(1, len(ops)), 0] for x in frac])
+    model = _model("plain")
+    with torch.no_grad():
+        assert (model(_batch(225, moved)) - model(_batch(225, frac))).abs().item() > 1e-6
+
+
+def test_padding_and_permutation_do_not_change_the_output() -> None:
+    rng = np.random.default_rng(1)
+    frac = rng.random((4, 3))
+    model = _model()
+    base = _batch(62, frac)
+    padded = CrystalBatch(
+        torch.cat([base.species, torch.zeros(1, 3, dtype=torch.long)], 1),
+        torch.cat([base.frac, torch.rand(1, 3, 3, dtype=torch.float64)], 1),
+        base.lattice,
+        base.group,
+    )
+    perm = torch.tensor([2, 0, 3, 1])
+    permuted = CrystalBatch(base.species[:, perm], base.frac[:, perm], base.lattice, base.group)
+    with torch.no_grad():
+        ref = model(base)
+        torch.testing.assert_close(model(padded), ref)
+        torch.testing.assert_close(model(permuted), ref)
+
+
+def test_precomputed_features_match_on_the_fly() -> None:
+    frac = np.random.default_rng(2).random((3, 3))
+    model = _model()
+    b = _batch(139, frac)
+    feats = orbit_features("symmetry", 12, b.frac, b.group)
+    assert feats.shape == (1, 3, 24)
+    with torch.no_grad():
+        torch.testing.assert_close(model(CrystalBatch(b.species, b.frac, b.lattice, b.group, feats)), model(b))
+
+
+def test_weights_are_shared_across_groups() -> None:
+    """Every group, seen or not, runs through the same parameters: only the basis changes."""
+    model = _model()
+    frac = np.random.default_rng(3).random((3, 3))
+    with torch.no_grad():
+        outs = [model(_batch(g, frac)).item() for g in (5, 200)]
+    assert all(np.isfinite(outs)) and outs[0] != outs[1]
+
+
+def _graph(frac: np.ndarray, lattice: np.ndarray) -> GraphBatch:
+    ei, ev = periodic_radius_graph(frac, lattice, 3.5)
+    n = len(frac)
+    return GraphBatch(
+        torch.tensor([29, 79, 47][:n]), torch.from_numpy(ei), torch.from_numpy(ev), torch.zeros(n, dtype=torch.long), 1
+    )
+
+
+def test_e3nn_baseline_is_invariant_to_rotation_translation_and_cell_choice() -> None:
+    torch.manual_seed(0)
+    model = E3nnCrystalNet(scalars=8, gated="2x1o+2x2e", layers=2, cutoff=3.5).double().eval()
+    rng = np.random.default_rng(0)
+    frac = rng.random((3, 3))
+    lattice = np.diag([3.0, 3.5, 4.0])
+    g = _graph(frac, lattice)
+    q = torch.linalg.qr(torch.randn(3, 3, dtype=torch.float64))[0]
+    rotated = GraphBatch(g.species, g.edge_index, g.edge_vec @ q.T, g.crystal, 1)
+    shifted = _graph(np.mod(frac + 0.37, 1.0), lattice)
+    with torch.no_grad():
+        ref = model(g)
+        torch.testing.assert_close(model(rotated), ref)
+        torch.testing.assert_close(model(shifted), ref)
