@@ -1,3 +1,58 @@
-"""iclr26 sequence-models: Selective RoPE; RESTRAIN and Semantic Voting."""
+"""iclr26 sequence-models: Selective RoPE (ICLR 2026) with its host layers, ops, tasks and data.
 
-__all__: list[str] = []
+Public API (imported lazily, so ``import iclr26_sequence_models`` stays light)::
+
+    from iclr26_sequence_models import naive_recurrent_gla, chunk_gla, SelectiveRoPE
+
+* ops: :func:`naive_recurrent_gla`, :func:`chunk_gla`, :func:`naive_recurrent_gated_delta_rule`,
+  :func:`chunk_gated_delta_rule` (fla layout ``[B, T, H, D]``, pure PyTorch);
+* layers: :class:`SelectiveRoPE`, :class:`RoPE`, :class:`NoPE`, :class:`GatedLinearAttention`,
+  :class:`GatedDeltaNet`, :class:`Attention`, :class:`ForgettingAttention`, :class:`ShortConvolution`;
+* model: :class:`SequenceModel`;
+* data: :func:`multiquery_ar`, :func:`word_problem`, :func:`make_group`, :func:`load_bible`, copying batches.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "naive_recurrent_gla": "iclr26_sequence_models.ops.gla",
+    "chunk_gla": "iclr26_sequence_models.ops.gla",
+    "naive_recurrent_gated_delta_rule": "iclr26_sequence_models.ops.delta_rule",
+    "chunk_gated_delta_rule": "iclr26_sequence_models.ops.delta_rule",
+    "SelectiveRoPE": "iclr26_sequence_models.layers.rotary",
+    "RoPE": "iclr26_sequence_models.layers.rotary",
+    "NoPE": "iclr26_sequence_models.layers.rotary",
+    "apply_rotary": "iclr26_sequence_models.layers.rotary",
+    "rotary_temperature": "iclr26_sequence_models.layers.rotary",
+    "ShortConvolution": "iclr26_sequence_models.layers.conv",
+    "GatedLinearAttention": "iclr26_sequence_models.layers.gla",
+    "GatedDeltaNet": "iclr26_sequence_models.layers.gdn",
+    "Attention": "iclr26_sequence_models.layers.attention",
+    "ForgettingAttention": "iclr26_sequence_models.layers.attention",
+    "SequenceModel": "iclr26_sequence_models.nn.model",
+    "multiquery_ar": "iclr26_sequence_models.data.mqar",
+    "word_problem": "iclr26_sequence_models.data.state_tracking",
+    "make_group": "iclr26_sequence_models.data.state_tracking",
+    "load_bible": "iclr26_sequence_models.data.bible",
+    "copy_train_batch": "iclr26_sequence_models.data.copying",
+    "copy_eval_batch": "iclr26_sequence_models.data.copying",
+    "CopyTokens": "iclr26_sequence_models.data.copying",
+    "SelectiveRopeConfig": "iclr26_sequence_models.methods.selective_rope.config",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'iclr26_sequence_models' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

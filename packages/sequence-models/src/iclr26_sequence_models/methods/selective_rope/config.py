@@ -1,0 +1,378 @@
+"""Config of the ``selective-rope`` method: a frozen dataclass, the per-task budget tables and presets.
+
+Hyper-parameters left at ``None`` take the value of the chosen task in the budget table ``scale``
+(:data:`TASK_TABLES`); the Selective RoPE switches left at ``None`` take the paper's setting for that
+task (:data:`PAPER_SELECTIVE`). :meth:`SelectiveRopeConfig.settings` resolves both. This module imports
+no torch, so ``iclr26 list`` stays fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from iclr26_shared.config import check_choice, check_positive, check_range
+from iclr26_shared.errors import ConfigError
+
+__all__ = [
+    "PAPER_SELECTIVE",
+    "POSITIONS",
+    "PRESETS",
+    "TASKS",
+    "TASK_TABLES",
+    "SelectiveRopeConfig",
+    "TaskSettings",
+]
+
+TASKS = ("state", "copy", "mqar", "lm")
+POSITIONS = ("nope", "rope", "selective")
+LAYERS = ("gla", "gdn", "attn", "fox")
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """Everything one training run of one task needs (resolved from the config)."""
+
+    task: str
+    layer: str
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    expand_k: float
+    use_short_conv: bool
+    steps: int
+    batch_size: int
+    lr: float
+    seq_len: int
+    eval_len: int
+    eval_size: int
+    eval_every: int
+    vocab_size: int
+    mqar_kv_pairs: int
+    copy_min_len: int
+    copy_max_len: int
+    copy_eval_lengths: tuple[int, ...]
+    group: str
+    selective: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (results.json)."""
+        return dataclasses.asdict(self)
+
+
+# Per-task paper settings of Selective RoPE (configs/*/*.yaml of the official code, research notes §1.3).
+PAPER_SELECTIVE: dict[str, dict[str, Any]] = {
+    # state tracking: temp_type rope, theta 1 (all ω = 1), bias on, gate off, short conv on φ
+    "state": dict(temp_type="rope", temp_theta=1.0, temp_max=1.0, use_bias=True, use_gate=False, skip_conv=False),
+    # copying: skip_conv, rfa spectrum theta 0.9999, temp_max 0.25 (gate and bias were swept; we take both off)
+    "copy": dict(temp_type="rfa", temp_theta=0.9999, temp_max=0.25, use_bias=False, use_gate=False, skip_conv=True),
+    # MQAR: the module defaults (rope spectrum 500000, low-rank φ)
+    "mqar": dict(temp_type="rope", temp_theta=500_000.0, temp_max=1.0, use_bias=False, use_gate=False, skip_conv=False),
+    # LM main sweep: full-rank φ, SiLU after the conv, standard phase gate, no bias
+    "lm": dict(
+        temp_type="rope",
+        temp_theta=500_000.0,
+        temp_max=1.0,
+        use_bias=False,
+        use_gate=True,
+        skip_conv=False,
+        conv_act="silu",
+        phi_parametrization="full-rank",
+    ),
+}
+
+_BASE: dict[str, dict[str, Any]] = {
+    # paper: 1-layer GLA, hidden 384, 12 heads, expand_k 1, short conv, lr 5e-4, train 128 / test 512
+    "state": dict(layer="gla", num_layers=1, expand_k=1.0, use_short_conv=True, seq_len=128, eval_len=512, lr=5e-4),
+    # paper: 4-layer GLA, hidden 512, 16 heads, expand_k 1, no short conv, lr 2e-3, train 2-64 / eval 2-512
+    "copy": dict(layer="gla", expand_k=1.0, use_short_conv=False, lr=2e-3),
+    # Zoology MQAR: 2 layers; vocab 8192 in the paper (smaller here), power-law gaps
+    "mqar": dict(layer="gla", num_layers=2, expand_k=0.5, use_short_conv=True, lr=3e-3),
+    # LM: GLA with short conv, expand_k 0.5, AdamW lr 5e-4 in the paper (scaled up for tiny models)
+    "lm": dict(layer="gla", expand_k=0.5, use_short_conv=True, vocab_size=256, lr=2e-3),
+}
+
+_SCALES: dict[str, dict[str, dict[str, Any]]] = {
+    "smoke": {
+        "state": dict(hidden_size=32, num_heads=2, steps=6, batch_size=8, seq_len=32, eval_len=64, eval_size=16),
+        "copy": dict(
+            hidden_size=32,
+            num_layers=1,
+            num_heads=2,
+            steps=6,
+            batch_size=4,
+            seq_len=48,
+            copy_min_len=2,
+            copy_max_len=8,
+            copy_eval_lengths=(4, 16),
+            eval_size=8,
+        ),
+        "mqar": dict(
+            hidden_size=32,
+            num_heads=2,
+            steps=6,
+            batch_size=8,
+            seq_len=32,
+            eval_len=32,
+            eval_size=16,
+            vocab_size=64,
+            mqar_kv_pairs=4,
+        ),
+        "lm": dict(hidden_size=32, num_layers=1, num_heads=2, steps=6, batch_size=4, seq_len=64, eval_size=4),
+    },
+    "quick": {
+        "state": dict(hidden_size=64, num_heads=4, steps=600, batch_size=32, lr=3e-3, eval_size=128),
+        "copy": dict(
+            hidden_size=64,
+            num_layers=2,
+            num_heads=4,
+            steps=600,
+            batch_size=16,
+            seq_len=128,
+            copy_min_len=2,
+            copy_max_len=16,
+            copy_eval_lengths=(8, 16, 24, 32, 48, 64),
+            eval_size=64,
+        ),
+        "mqar": dict(
+            hidden_size=64,
+            num_heads=4,
+            steps=600,
+            batch_size=32,
+            seq_len=64,
+            eval_len=64,
+            eval_size=512,
+            vocab_size=256,
+            mqar_kv_pairs=8,
+        ),
+        "lm": dict(hidden_size=128, num_layers=2, num_heads=4, steps=400, batch_size=16, seq_len=256, eval_size=64),
+    },
+    "full": {
+        "state": dict(hidden_size=384, num_heads=12, steps=10_000, batch_size=64, eval_size=1000),
+        "copy": dict(
+            hidden_size=512,
+            num_layers=4,
+            num_heads=16,
+            steps=5000,
+            batch_size=32,
+            seq_len=420,
+            copy_min_len=2,
+            copy_max_len=64,
+            copy_eval_lengths=(16, 32, 64, 128, 256, 512),
+            eval_size=128,
+        ),
+        "mqar": dict(
+            hidden_size=128,
+            num_heads=4,
+            steps=20_000,
+            batch_size=64,
+            seq_len=256,
+            eval_len=256,
+            eval_size=3000,
+            vocab_size=8192,
+            mqar_kv_pairs=16,
+        ),
+        "lm": dict(
+            hidden_size=512,
+            num_layers=8,
+            num_heads=4,
+            steps=20_000,
+            batch_size=32,
+            seq_len=1024,
+            eval_size=512,
+            lr=1e-3,
+        ),
+    },
+}
+
+_COMMON: dict[str, Any] = dict(
+    num_layers=2,
+    expand_k=0.5,
+    use_short_conv=False,
+    seq_len=128,
+    eval_len=128,
+    eval_size=256,
+    eval_every=0,
+    vocab_size=0,
+    mqar_kv_pairs=8,
+    copy_min_len=2,
+    copy_max_len=64,
+    copy_eval_lengths=(32, 64, 128),
+    group="S2",
+)
+
+#: ``TASK_TABLES[scale][task]``: the budget and architecture of each task at each scale.
+TASK_TABLES: dict[str, dict[str, dict[str, Any]]] = {
+    scale: {task: {**_COMMON, **_BASE[task], **table[task]} for task in TASKS} for scale, table in _SCALES.items()
+}
+
+
+@dataclass(frozen=True)
+class SelectiveRopeConfig:
+    """Selective RoPE vs RoPE vs NoPE on state tracking, copying, MQAR and byte-level LM.
+
+    Fields left at ``None`` take the task's value from the ``scale`` table (or the paper's Selective RoPE
+    setting for that task).
+    """
+
+    task: Literal["state", "copy", "mqar", "lm", "all"] = "all"
+    """Task: state (group word problems), copy, mqar, lm (King James Bible bytes), or all four in turn."""
+    compare: bool = True
+    """Train nope, rope and selective under the same budget and seeds (else only --position)."""
+    position: Literal["nope", "rope", "selective"] = "selective"
+    """Position encoding when --compare is off."""
+    layer: Literal["gla", "gdn", "attn", "fox"] | None = None
+    """Host layer (None: the task's default, GLA everywhere as in the paper's synthetic runs)."""
+    scale: Literal["smoke", "quick", "full"] = "quick"
+    """Budget table that fills the fields left at None."""
+    group: Literal["S2", "S3", "A5", "S5"] = "S2"
+    """Group of the state-tracking word problem (S2 = parity)."""
+    steps: int | None = None
+    """Optimizer steps per run."""
+    batch_size: int | None = None
+    """Sequences per step."""
+    lr: float | None = None
+    """Peak AdamW learning rate (linear warm-up, cosine decay)."""
+    hidden_size: int | None = None
+    """Model width D."""
+    num_layers: int | None = None
+    """Number of blocks."""
+    num_heads: int | None = None
+    """Heads per mixer."""
+    seq_len: int | None = None
+    """Training sequence length T (state: 128 in the paper)."""
+    eval_len: int | None = None
+    """Test sequence length (state: 512 in the paper; mqar: the test T)."""
+    eval_every: int | None = None
+    """Steps between learning-curve evaluations (0: about 10 points per run)."""
+    weight_decay: float = 0.1
+    """AdamW weight decay (not applied to biases, norms, gains)."""
+    warmup_frac: float = 0.1
+    """Fraction of steps of linear warm-up."""
+    grad_clip: float = 1.0
+    """Gradient-norm clip."""
+    phi_parametrization: Literal["low-rank", "full-rank"] | None = None
+    """Selective RoPE phase projection (None: the task's paper setting; low-rank otherwise)."""
+    phi_proj_rank: int = 16
+    """Rank r of the low-rank phase projection (code default 16)."""
+    skip_conv: bool | None = None
+    """First difference instead of the short convolution on φ (None: paper setting per task)."""
+    conv_act: Literal["none", "silu"] | None = None
+    """Activation after the φ short convolution (None: paper setting per task)."""
+    use_bias: bool | None = None
+    """Add exp(β) to the phase increments (a RoPE component) (None: paper setting per task)."""
+    use_gate: bool | None = None
+    """Phase gate σ(gate(x̂)) (None: paper setting per task)."""
+    gate_parametrization: Literal["standard", "low-rank", "gla"] = "standard"
+    """Phase gate form: one scalar per head, low-rank per head, or per frequency."""
+    temp_type: Literal["rope", "rfa"] | None = None
+    """Temperature spectrum ω (None: paper setting per task)."""
+    temp_theta: float | None = None
+    """Spectrum parameter: >= 1 for rope, in (0, 1) for rfa."""
+    temp_max: float | None = None
+    """Largest temperature."""
+    temp_grad: bool = False
+    """Train the temperatures (frozen in the paper)."""
+    rope_theta: float = 500_000.0
+    """Base of plain RoPE (the paper's code uses 500000)."""
+
+    def __post_init__(self) -> None:
+        check_choice("task", self.task, (*TASKS, "all"))
+        check_choice("position", self.position, POSITIONS)
+        check_choice("scale", self.scale, tuple(TASK_TABLES))
+        check_choice("group", self.group, ("S2", "S3", "A5", "S5"))
+        if self.layer is not None:
+            check_choice("layer", self.layer, LAYERS)
+        for name in ("steps", "batch_size", "hidden_size", "num_layers", "num_heads", "seq_len", "eval_len"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(name, value, "an integer >= 1 (or None for the task default)")
+        if self.eval_every is not None and (not isinstance(self.eval_every, int) or self.eval_every < 0):
+            raise ConfigError("eval_every", self.eval_every, "an integer >= 0")
+        if self.lr is not None:
+            check_positive("lr", self.lr)
+        check_positive("weight_decay", self.weight_decay, allow_zero=True)
+        check_range("warmup_frac", self.warmup_frac, 0.0, 1.0, high_open=True)
+        check_positive("grad_clip", self.grad_clip)
+        check_positive("phi_proj_rank", self.phi_proj_rank)
+        check_positive("rope_theta", self.rope_theta)
+        if self.temp_max is not None:
+            check_positive("temp_max", self.temp_max)
+        for task in self.tasks:
+            self.settings(task)  # raises ConfigError for inconsistent sizes
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """The tasks this config runs."""
+        return TASKS if self.task == "all" else (self.task,)
+
+    @property
+    def positions(self) -> tuple[str, ...]:
+        """The position encodings this config trains."""
+        return POSITIONS if self.compare else (self.position,)
+
+    def settings(self, task: str) -> TaskSettings:
+        """Resolve the task table and the overrides into :class:`TaskSettings`; checks sizes."""
+        table = dict(TASK_TABLES[self.scale][task])
+        for name in (
+            "steps",
+            "batch_size",
+            "lr",
+            "hidden_size",
+            "num_layers",
+            "num_heads",
+            "seq_len",
+            "eval_len",
+            "eval_every",
+            "layer",
+        ):
+            if getattr(self, name) is not None:
+                table[name] = getattr(self, name)
+        table["group"] = self.group
+        table["task"] = task
+        sel = dict(PAPER_SELECTIVE[task])
+        sel.setdefault("phi_parametrization", "low-rank")
+        sel.setdefault("conv_act", None)
+        for name in ("phi_parametrization", "skip_conv", "use_bias", "use_gate", "temp_type", "temp_theta", "temp_max"):
+            if getattr(self, name) is not None:
+                sel[name] = getattr(self, name)
+        if self.conv_act is not None:
+            sel["conv_act"] = None if self.conv_act == "none" else self.conv_act
+        sel.update(
+            phi_proj_rank=self.phi_proj_rank, gate_parametrization=self.gate_parametrization, temp_grad=self.temp_grad
+        )
+        if sel["temp_type"] == "rope" and sel["temp_theta"] < 1.0:
+            raise ConfigError("temp_theta", sel["temp_theta"], "a number >= 1 for temp_type 'rope'")
+        if sel["temp_type"] == "rfa" and not 0.0 < sel["temp_theta"] < 1.0:
+            raise ConfigError("temp_theta", sel["temp_theta"], "a number in (0, 1) for temp_type 'rfa'")
+        table["selective"] = sel
+        s = TaskSettings(**table)
+        self._check_sizes(s)
+        return s
+
+    def _check_sizes(self, s: TaskSettings) -> None:
+        if s.hidden_size % s.num_heads:
+            raise ConfigError("hidden_size", s.hidden_size, f"a multiple of num_heads = {s.num_heads}")
+        key_dim = s.hidden_size if s.layer in ("attn", "fox", "gdn") else int(s.hidden_size * s.expand_k)
+        head = key_dim // s.num_heads
+        if key_dim % s.num_heads or head % 2:
+            raise ConfigError(
+                "num_heads", s.num_heads, f"a divisor of the key width {key_dim} giving an even head dim (got {head})"
+            )
+        if s.task == "mqar":
+            if s.seq_len % 2 or s.eval_len % 2:
+                raise ConfigError("seq_len", s.seq_len, "an even MQAR length (also eval_len)")
+            if 4 * s.mqar_kv_pairs > min(s.seq_len, s.eval_len):
+                raise ConfigError("seq_len", s.seq_len, f">= 4 * {s.mqar_kv_pairs} key-value pairs")
+            if s.vocab_size <= max(s.seq_len, s.eval_len):
+                raise ConfigError("seq_len", s.seq_len, f"below the MQAR vocabulary {s.vocab_size}")
+        if s.task == "copy" and s.seq_len <= 2 * s.copy_max_len + 3:
+            raise ConfigError("seq_len", s.seq_len, f"> 2 * copy_max_len + 3 = {2 * s.copy_max_len + 3}")
+
+
+PRESETS: dict[str, SelectiveRopeConfig] = {
+    "smoke": SelectiveRopeConfig(scale="smoke"),
+    "quick": SelectiveRopeConfig(scale="quick"),
+    "full": SelectiveRopeConfig(scale="full"),
+}

@@ -1,0 +1,177 @@
+"""Training of ``selective-rope``: one run per (task, position), same seed and budget for every position.
+
+The model, optimizer and data stay apart (``train_one`` takes a model and a task), so a DDP launch
+needs no rewrite. Each finished (task, position) run is checkpointed with its results, so ``--resume``
+skips finished runs. Learning curves go to ``metrics.jsonl`` and ``figures/``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from iclr26_sequence_models.data.mqar import IGNORE_INDEX
+from iclr26_sequence_models.methods.selective_rope.config import SelectiveRopeConfig, TaskSettings
+from iclr26_sequence_models.methods.selective_rope.model import build_model
+from iclr26_sequence_models.methods.selective_rope.tasks import HIGHER_IS_BETTER, Task, make_task
+from iclr26_sequence_models.nn.model import SequenceModel
+from iclr26_shared.runs import RunDir
+
+__all__ = ["make_optimizer", "run", "train_one"]
+
+
+def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW(β = 0.9, 0.95, ε = 1e-8); no decay on 1-d parameters and those marked ``_no_weight_decay``."""
+    decay, no_decay = [], []
+    for p in model.parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if p.dim() < 2 or getattr(p, "_no_weight_decay", False) else decay).append(p)
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), eps=1e-8)
+
+
+def _lr_at(step: int, total: int, peak: float, warmup_frac: float) -> float:
+    warm = max(1, int(total * warmup_frac))
+    if step < warm:
+        return peak * (step + 1) / warm
+    progress = (step - warm) / max(1, total - warm)
+    return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def train_one(
+    model: SequenceModel,
+    task: Task,
+    s: TaskSettings,
+    cfg: SelectiveRopeConfig,
+    device: torch.device,
+    *,
+    run: RunDir | None = None,
+    step_offset: int = 0,
+    tag: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Train ``model`` on ``task`` for ``s.steps`` steps; returns the final metrics and the learning curve."""
+    model.to(device).train()
+    opt = make_optimizer(model, s.lr, cfg.weight_decay)
+    every = s.eval_every or max(1, s.steps // 10)
+    curve: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    desc = f"{s.task}/{(tag or {}).get('position', '')}"
+    bar = run.progress(s.steps, desc) if run is not None else None
+    losses: list[float] = []
+    try:
+        if bar is not None:
+            bar.__enter__()
+        for step in range(s.steps):
+            for group in opt.param_groups:
+                group["lr"] = _lr_at(step, s.steps, s.lr, cfg.warmup_frac)
+            x, y = task.train_batch(step)
+            logits, _ = model(x.to(device))
+            loss = F.cross_entropy(
+                logits.float().reshape(-1, logits.shape[-1]), y.to(device).reshape(-1), ignore_index=IGNORE_INDEX
+            )
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"{desc}: loss became {loss.item()} at step {step}")
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            opt.step()
+            losses.append(loss.item())
+            if (step + 1) % every == 0 or step + 1 == s.steps:
+                model.eval()
+                metric = task.evaluate(model, device, small=True)["metric"]
+                model.train()
+                point = {"step": step + 1, "loss": sum(losses[-every:]) / len(losses[-every:]), "metric": metric}
+                curve.append(point)
+                if run is not None:
+                    run.log(step_offset + step + 1, **(tag or {}), train_loss=point["loss"], eval_metric=metric)
+            if bar is not None:
+                bar.advance(loss=losses[-1])
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    model.eval()
+    final = task.evaluate(model, device)
+    return {
+        "final": final,
+        "metric": final["metric"],
+        "curve": curve,
+        "params": model.num_parameters(),
+        "train_seconds": time.perf_counter() - t0,
+    }
+
+
+def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
+    """Train every (task, position) of ``cfg``; returns ``{"tasks": {task: {...}}, ...}`` for results.json."""
+    device = run_dir.device
+    done: dict[str, Any] = {}
+    ckpt = run_dir.load_checkpoint()
+    if ckpt is not None:
+        done = dict(ckpt[1].get("done", {}))
+    offset = ckpt[0] if ckpt is not None else 0
+    tasks: dict[str, Any] = {}
+    for task_name in cfg.tasks:
+        s = cfg.settings(task_name)
+        task = make_task(s, run_dir.seed)
+        runs: dict[str, Any] = {}
+        for position in cfg.positions:
+            key = f"{task_name}/{position}"
+            if key in done:
+                runs[position] = done[key]
+                continue
+            torch.manual_seed(run_dir.seed)  # same initial weights stream for every position
+            model = build_model(s, position, task.vocab_size, cfg.rope_theta)
+            result = train_one(
+                model,
+                task,
+                s,
+                cfg,
+                device,
+                run=run_dir,
+                step_offset=offset,
+                tag={"task": task_name, "position": position},
+            )
+            offset += s.steps
+            runs[position] = result
+            done[key] = result
+            run_dir.save_checkpoint(offset, {"done": done})
+        tasks[task_name] = {
+            "settings": s.to_dict(),
+            "higher_is_better": HIGHER_IS_BETTER[task_name],
+            "runs": runs,
+        }
+        _plot(run_dir, task_name, runs, s)
+    return {"tasks": tasks, "positions": list(cfg.positions), "device": str(device)}
+
+
+def _plot(run_dir: RunDir, task_name: str, runs: dict[str, Any], s: TaskSettings) -> None:
+    from iclr26_shared.plotting import plot_curves
+
+    label = {
+        "state": "test token accuracy",
+        "copy": "string accuracy beyond train lengths",
+        "mqar": "query accuracy",
+        "lm": "val bits per byte",
+    }[task_name]
+    curves = {p: ([c["step"] for c in r["curve"]], [c["metric"] for c in r["curve"]]) for p, r in runs.items()}
+    plot_curves(
+        run_dir.figure_path(f"{task_name}_curve"),
+        curves,
+        xlabel="step",
+        ylabel=label,
+        title=f"{task_name} ({s.layer}, {s.num_layers} layer(s), D={s.hidden_size})",
+    )
+    if task_name == "copy":
+        by_len = {p: r["final"]["string_acc_by_length"] for p, r in runs.items()}
+        curves = {p: ([int(n) for n in d], list(d.values())) for p, d in by_len.items()}
+        plot_curves(
+            run_dir.figure_path("copy_length"),
+            curves,
+            xlabel="string length",
+            ylabel="string accuracy",
+            title=f"copying, trained on lengths {s.copy_min_len}-{s.copy_max_len}",
+        )

@@ -1,0 +1,66 @@
+"""Config validation: bad values raise ConfigError naming the field; presets and task tables resolve."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from iclr26_sequence_models.methods.selective_rope.config import PRESETS, TASKS, SelectiveRopeConfig
+from iclr26_shared.config import config_from_dict, config_to_dict
+from iclr26_shared.errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    "changes,field",
+    [
+        ({"task": "parity"}, "task"),
+        ({"seq_len": 0}, "seq_len"),
+        ({"eval_len": -3}, "eval_len"),
+        ({"steps": 0}, "steps"),
+        ({"hidden_size": 60, "num_heads": 4}, "num_heads"),  # key head dim 60*0.5/4 is not an integer
+        ({"task": "state", "hidden_size": 36, "num_heads": 4}, "num_heads"),  # head dim 9 is odd
+        ({"task": "mqar", "seq_len": 63}, "seq_len"),
+        ({"task": "copy", "seq_len": 10}, "seq_len"),
+        ({"temp_type": "rfa", "temp_theta": 2.0}, "temp_theta"),
+        ({"temp_type": "rope", "temp_theta": 0.5}, "temp_theta"),
+        ({"lr": -1.0}, "lr"),
+        ({"layer": "lstm"}, "layer"),
+        ({"warmup_frac": 1.0}, "warmup_frac"),
+    ],
+)
+def test_bad_configs_raise(changes: dict, field: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        dataclasses.replace(PRESETS["smoke"], **changes)
+    assert err.value.field == field
+
+
+def test_presets_resolve_every_task_and_round_trip() -> None:
+    for name, cfg in PRESETS.items():
+        assert cfg.tasks == TASKS and cfg.positions == ("nope", "rope", "selective")
+        for task in TASKS:
+            s = cfg.settings(task)
+            assert s.steps >= 1 and s.hidden_size % s.num_heads == 0
+        assert config_from_dict(SelectiveRopeConfig, config_to_dict(cfg)) == cfg, name
+
+
+def test_paper_settings_and_overrides() -> None:
+    full = PRESETS["full"]
+    state = full.settings("state")
+    assert (state.num_layers, state.hidden_size, state.num_heads, state.seq_len, state.eval_len) == (
+        1,
+        384,
+        12,
+        128,
+        512,
+    )
+    assert state.selective["temp_theta"] == 1.0 and state.selective["use_bias"] is True
+    copy = full.settings("copy").selective
+    assert copy["skip_conv"] is True and copy["temp_type"] == "rfa" and copy["temp_max"] == 0.25
+    lm = full.settings("lm").selective
+    assert lm["phi_parametrization"] == "full-rank" and lm["conv_act"] == "silu" and lm["use_gate"] is True
+    cfg = dataclasses.replace(full, task="state", use_gate=True, conv_act="none", steps=7, layer="fox")
+    s = cfg.settings("state")
+    assert s.selective["use_gate"] is True and s.selective["conv_act"] is None and s.steps == 7 and s.layer == "fox"
+    assert cfg.tasks == ("state",)
+    assert dataclasses.replace(cfg, compare=False, position="rope").positions == ("rope",)
