@@ -1,3 +1,55 @@
-"""iclr26 recsys: DEQL linear autoencoders."""
+"""iclr26 recsys: linear-autoencoder recommenders EASE, EDLAE and DEQL (Guo et al., ICLR 2026).
 
-__all__: list[str] = []
+Public API (imported lazily, so ``iclr26 list`` stays fast)::
+
+    from iclr26_recsys import EASE, EDLAE, DEQL
+    model = DEQL(p=0.25, a=1.0, b=1.5, l2=100.0).fit(X)   # X: scipy sparse or dense users × items
+    model.B_                                             # [items, items]; scores = X @ B_
+    model.recommend(X_users, k=20)                       # top-20 unseen items per user
+
+Submodules: :mod:`~iclr26_recsys.ops` (closed forms, objective), :mod:`~iclr26_recsys.data` (MovieLens-100K
+and file formats, strong-generalisation split), :mod:`~iclr26_recsys.metrics` (Recall@k, NDCG@k).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "DEQL",
+    "EASE",
+    "EDLAE",
+    "GramFactorization",
+    "deql_path",
+    "evaluate",
+    "load_ml100k",
+    "ndcg_at_k",
+    "recall_at_k",
+    "strong_generalization_split",
+]
+
+_WHERE = {
+    "DEQL": "iclr26_recsys.estimators",
+    "EASE": "iclr26_recsys.estimators",
+    "EDLAE": "iclr26_recsys.estimators",
+    "deql_path": "iclr26_recsys.estimators",
+    "GramFactorization": "iclr26_recsys.ops.closed_forms",
+    "evaluate": "iclr26_recsys.metrics",
+    "ndcg_at_k": "iclr26_recsys.metrics",
+    "recall_at_k": "iclr26_recsys.metrics",
+    "load_ml100k": "iclr26_recsys.data",
+    "strong_generalization_split": "iclr26_recsys.data",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'iclr26_recsys' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

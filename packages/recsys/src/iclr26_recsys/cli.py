@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
+from iclr26_recsys.methods.deql import SPEC as DEQL_SPEC
 from iclr26_shared.cli import run_methods
 from iclr26_shared.spec import MethodSpec
 
 DOMAIN = "recsys"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
-METHODS: dict[str, MethodSpec] = {}
+METHODS: dict[str, MethodSpec] = {DEQL_SPEC.name: DEQL_SPEC}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,131 @@
+"""Fit time and peak memory of EASE, EDLAE and DEQL vs the number of items; the b-sweep speed-up.
+
+Synthetic power-law data: ``4n`` users, each with ~30 items drawn with probability ∝ rank^-0.8.
+
+* ``fit``: one ``fit(X)`` per model and size (DEQL with the default structured solver and with the
+  authors' rank-1 algorithm), wall time and peak extra resident memory (CPU: RSS sampled every 2 ms by
+  a thread, minus the RSS before the fit; CUDA: ``torch.cuda.max_memory_allocated``).
+* ``sweep``: DEQL for 10 values of ``b`` (one ``p``) — :func:`~iclr26_recsys.deql_path` (one
+  eigendecomposition shared by all ``b``) vs fitting each ``b`` from scratch with the authors' rank-1
+  algorithm, for ``l2 = 0`` and ``l2 > 0``.
+
+``uv run python packages/recsys/benchmarks/deql_fit.py [--quick] [--out PATH]``; the item counts can be
+overridden with ``ICLR26_RECSYS_BENCH_SIZES=1000,2000,10000`` (10k items need ~8 GB RAM for the
+rank-1 path and tens of minutes per from-scratch sweep on one CPU core).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from iclr26_recsys import DEQL, EASE, EDLAE, deql_path
+from iclr26_shared.bench import bench_main
+
+B_VALUES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5)
+
+
+def power_law_interactions(n_items: int, *, n_users: int | None = None, per_user: int = 30, seed: int = 0):
+    """``[4n, n]`` 0/1 CSR matrix; item popularity ∝ rank^-0.8, every item used at least once."""
+    rng = np.random.default_rng(seed)
+    m = n_users or 4 * n_items
+    prob = 1.0 / np.arange(1, n_items + 1) ** 0.8
+    prob /= prob.sum()
+    k = np.minimum(rng.poisson(per_user, size=m) + 1, n_items)
+    rows = np.repeat(np.arange(m), k)
+    cols = rng.choice(n_items, size=int(k.sum()), p=prob)
+    cover = rng.integers(0, m, size=n_items)
+    rows, cols = np.concatenate([rows, cover]), np.concatenate([cols, np.arange(n_items)])
+    X = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, n_items))
+    X.data[:] = 1.0
+    return X
+
+
+def _rss() -> int:
+    """Resident set size of this process in bytes (Linux ``/proc/self/statm``)."""
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _peak(fn: Callable[[], Any], device: str) -> tuple[float, float]:
+    """(seconds, peak extra MiB) of ``fn()``."""
+    gc.collect()
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0, (torch.cuda.max_memory_allocated() - base) / 2**20
+    base = _rss()
+    peak = [base]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _rss())
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    t0 = time.perf_counter()
+    fn()
+    elapsed = time.perf_counter() - t0
+    done.set()
+    thread.join()
+    peak[0] = max(peak[0], _rss())
+    return elapsed, (peak[0] - base) / 2**20
+
+
+def run(quick: bool) -> dict[str, Any]:
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    env = os.environ.get("ICLR26_RECSYS_BENCH_SIZES")
+    sizes = [int(s) for s in env.split(",")] if env else ([300, 600] if quick else [1000, 2000, 4000])
+    sweep_sizes = sizes[:2] if quick else sizes
+    out: dict[str, Any] = {"device": device, "torch_threads": torch.get_num_threads(), "fit": {}, "sweep": {}}
+    models: dict[str, Callable[[], Any]] = {
+        "EASE": lambda: EASE(100.0, device=device),
+        "EDLAE": lambda: EDLAE(0.25, 30.0, device=device),
+        "DEQL": lambda: DEQL(0.25, b=1.5, l2=100.0, device=device),
+        "DEQL-rank1": lambda: DEQL(0.25, b=1.5, l2=100.0, solver="rank1", device=device),
+    }
+    for n in sizes:
+        X = power_law_interactions(n)
+        row: dict[str, Any] = {"users": X.shape[0], "nnz": int(X.nnz)}
+        for name, make in models.items():
+            seconds, mib = _peak(lambda make=make, X=X: make().fit(X), device)
+            row[name] = {"seconds": seconds, "peak_extra_mib": mib, "dense_matrix_mib": n * n * 8 / 2**20}
+        out["fit"][str(n)] = row
+        print(f"fit n={n}: " + ", ".join(f"{k} {v['seconds']:.2f}s" for k, v in row.items() if isinstance(v, dict)))
+    for n in sweep_sizes:
+        X = power_law_interactions(n)
+        res: dict[str, Any] = {}
+        for l2 in (0.0, 100.0):
+            fast_s, fast_mib = _peak(lambda l2=l2, X=X: deql_path(X, 0.25, B_VALUES, l2=l2, device=device), device)
+            base_s, base_mib = _peak(
+                lambda l2=l2, X=X: [DEQL(0.25, b=b, l2=l2, solver="rank1", device=device).fit(X) for b in B_VALUES],
+                device,
+            )
+            res[f"l2={l2:g}"] = {
+                "path_seconds": fast_s,
+                "from_scratch_rank1_seconds": base_s,
+                "speedup": base_s / fast_s,
+                "path_peak_extra_mib": fast_mib,
+                "from_scratch_peak_extra_mib": base_mib,
+            }
+            print(f"sweep n={n} l2={l2:g}: path {fast_s:.2f}s vs from scratch {base_s:.2f}s -> {base_s / fast_s:.1f}x")
+        out["sweep"][str(n)] = {"b_values": list(B_VALUES), **res}
+    return out
+
+
+if __name__ == "__main__":
+    bench_main("recsys-deql-fit", run)

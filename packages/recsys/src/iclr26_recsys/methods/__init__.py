@@ -1,0 +1,1 @@
+"""Paper methods of the recsys domain (each with config, train, claims)."""

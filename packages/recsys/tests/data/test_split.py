@@ -1,0 +1,48 @@
+"""The strong-generalisation split: disjoint users, 80/20 fold-in, train-item columns, seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iclr26_recsys.data import InteractionError, strong_generalization_split
+
+
+@pytest.fixture(scope="module")
+def interactions() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = [(f"u{u}", f"i{i}") for u in range(60) for i in rng.choice(40, size=rng.integers(3, 15), replace=False)]
+    return pd.DataFrame(rows, columns=["user", "item"])
+
+
+def test_split_structure(interactions):
+    s = strong_generalization_split(interactions, 10, seed=1)
+    n = s.n_items
+    assert s.train.shape == (40, n) and s.val_fold_in.shape[1] == n and s.test_holdout.shape[1] == n
+    assert s.val_fold_in.shape[0] <= 10 and s.test_fold_in.shape[0] <= 10
+    # fold-in and held-out items are disjoint and held-out is int(0.2·|items|) per user
+    for fold, hold in ((s.val_fold_in, s.val_holdout), (s.test_fold_in, s.test_holdout)):
+        assert fold.multiply(hold).nnz == 0
+        total = np.asarray((fold + hold).sum(1)).ravel()
+        np.testing.assert_array_equal(np.asarray(hold.sum(1)).ravel(), (0.2 * total).astype(int))
+        assert (total >= 5).all()
+    # columns are exactly the items seen by training users
+    assert (np.asarray(s.train.sum(0)).ravel() > 0).all()
+
+
+def test_split_is_seeded(interactions):
+    a = strong_generalization_split(interactions, 10, seed=3)
+    b = strong_generalization_split(interactions, 10, seed=3)
+    c = strong_generalization_split(interactions, 10, seed=4)
+    assert (a.val_holdout != b.val_holdout).nnz == 0
+    assert a.train.shape != c.train.shape or (a.train != c.train).nnz > 0
+
+
+def test_split_errors(interactions):
+    with pytest.raises(InteractionError, match="n_heldout_users = 30"):
+        strong_generalization_split(interactions, 30)
+    with pytest.raises(InteractionError, match="test_prop"):
+        strong_generalization_split(interactions, 5, test_prop=1.0)
+    with pytest.raises(InteractionError, match="'item' column"):
+        strong_generalization_split(interactions.rename(columns={"item": "movie"}), 5)

@@ -1,0 +1,126 @@
+"""The ``deql`` method: config validation, claims logic, the sweep engine, a smoke run through the CLI."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+
+import pytest
+import torch
+
+from iclr26_recsys import cli
+from iclr26_recsys.methods.deql import PRESETS, SPEC, DEQLConfig
+from iclr26_recsys.methods.deql.claims import claims
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.testing import run_cli, smoke_run
+
+
+def test_registered():
+    assert cli.METHODS["deql"] is SPEC and SPEC.domain == "recsys"
+    assert set(PRESETS) >= {"smoke", "quick", "full"}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("b_grid", (0.0, 1.0), "b_grid"),
+        ("p_grid", (1.0,), "p_grid"),
+        ("p_grid", (), "p_grid"),
+        ("n_splits", 0, "n_splits"),
+        ("test_prop", 1.0, "test_prop"),
+        ("dataset", "ml-1m", "data_path"),
+        ("gd_items", 1, "gd_items"),
+        ("ease_l2_grid", (0.0,), "ease_l2_grid"),
+    ],
+)
+def test_config_validation(field, value, match):
+    with pytest.raises(ConfigError, match=match):
+        dataclasses.replace(DEQLConfig(), **{field: value})
+
+
+def _results(deql: float, edlae: float, ease: float, gd_err: float = 1e-8) -> dict:
+    fam = {"deql": deql, "edlae": edlae, "ease": ease}
+    return {
+        "dataset": {"name": "ml-100k"},
+        "splits": [{}],
+        "test_mean": {f: {"recall@20": v, "ndcg@100": v} for f, v in fam.items()},
+        "gd_check": {
+            "items": 10,
+            "relative_error": gd_err,
+            "tolerance": 1e-4,
+            "objective_gap": 0.0,
+            "objective_closed_form": 1.0,
+        },
+    }
+
+
+def test_claims_can_fail():
+    assert all(c.holds for c in claims(_results(0.4, 0.39, 0.38)))
+    held = [c.holds for c in claims(_results(0.385, 0.39, 0.38, gd_err=1e-2))]
+    assert held == [False, True, False, True, False]
+
+
+def test_sweep_scores_match_estimators():
+    """The factorised sweep reports the same validation metrics as fitting the estimators directly."""
+    import numpy as np
+    import pandas as pd
+
+    from iclr26_recsys import DEQL, EASE, EDLAE
+    from iclr26_recsys.data import strong_generalization_split
+    from iclr26_recsys.methods.deql.train import sweep_split
+    from iclr26_recsys.metrics import evaluate
+
+    rng = np.random.default_rng(0)
+    pop = 1.0 / np.arange(1, 151) ** 0.8
+    rows = [
+        (u, i) for u in range(300) for i in rng.choice(150, size=rng.integers(5, 30), replace=False, p=pop / pop.sum())
+    ]
+    df = pd.DataFrame(rows, columns=["user", "item"]).astype(str)
+    cfg = dataclasses.replace(
+        PRESETS["smoke"], n_heldout_users=30, p_grid=(0.25, 0.5), b_grid=(0.5, 1.5), l2_grid=(3.0, 10.0)
+    )
+    split = strong_generalization_split(df, cfg.n_heldout_users, seed=1)
+    out = sweep_split(split, cfg, torch.device("cpu"))
+    assert out["n_settings"] == 1 + 2 * 1 + 2 * 2 * 2
+    best = out["best"]
+    models = {
+        "ease": EASE(best["ease"]["params"]["l2"]),
+        "edlae": EDLAE(best["edlae"]["params"]["p"], best["edlae"]["params"]["l2"]),
+        "deql": DEQL(**best["deql"]["params"]),
+    }
+    for family, model in models.items():
+        model.fit(split.train)
+        val = evaluate(model.predict(split.val_fold_in), split.val_fold_in, split.val_holdout)
+        assert val == pytest.approx(best[family]["val"], abs=1e-9), family
+        test = evaluate(model.predict(split.test_fold_in), split.test_fold_in, split.test_holdout)
+        assert test == pytest.approx(best[family]["test"], abs=1e-9), family
+    assert max(out["deql_b_curve"].values()) == pytest.approx(best["deql"]["val"]["recall@20"])
+
+
+def test_smoke_run_and_resume(tmp_path):
+    run, results = smoke_run(SPEC, tmp_path)
+    assert len(results["claims"]) == 5
+    assert results["gd_check"]["relative_error"] < 1e-4
+    assert (run.path / "figures" / "test_recall20.png").is_file()
+    report = (run.path / "report.md").read_text()
+    assert "| DEQL (b > 0) |" in report and "tuned hyper-parameters" in report
+    rows = [json.loads(x) for x in (run.path / "metrics.jsonl").read_text().splitlines()]
+    assert rows[0]["step"] == 0 and "deql/test_recall@20" in rows[0]
+    saved = copy.deepcopy(results["splits"])
+    # --resume of a finished run reads the results back instead of recomputing
+    res = run_cli(
+        cli.main, ["deql", "--preset", "smoke", "--device", "cpu", "--out-dir", str(tmp_path), "--resume", "--quiet"]
+    )
+    assert res.code == 0, res.err
+    again = json.loads((run.path / "results.json").read_text())
+    assert again["splits"] == saved
+
+
+def test_cli_bad_input_exits_2(tmp_path):
+    res = run_cli(cli.main, ["deql", "--preset", "smoke", "--dataset", "ml-1m", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and "data_path" in res.err and len(res.err.strip().splitlines()) == 1
+    missing = tmp_path / "nope.dat"
+    args = ["deql", "--preset", "smoke", "--device", "cpu", "--dataset", "ml-1m", "--data-path", str(missing)]
+    res = run_cli(cli.main, [*args, "--out-dir", str(tmp_path), "--quiet"])
+    assert res.code == 2 and "file not found" in res.err
