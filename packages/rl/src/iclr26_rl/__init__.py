@@ -1,3 +1,42 @@
-"""iclr26 rl: Ego-Foresight."""
+"""iclr26 rl: Ego-Foresight (agent-aware representations for pixel RL) on gymnasium MuJoCo tasks.
 
-__all__: list[str] = []
+Public API (heavy modules load on first access, so ``import iclr26_rl`` stays light)::
+
+    make_pixel_env, make_vector_env, agent_geom_flags        pixel wrappers (gymnasium + mujoco)
+    EpisodeReplay, Batch                                     replay with n-step returns and windows
+    DrQV2Agent, DrQV2Hparams, PixelEncoder                   DrQ-v2
+    EgoForesightHead, FrameDecoder                           the Ego-Foresight head
+    EgoForesightConfig, PRESETS, SPEC                        the ``ego-foresight`` method
+    efficiency_normalised_score, mean_ci                     learning-curve statistics
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "make_pixel_env": "iclr26_rl.envs.pixels",
+    "make_vector_env": "iclr26_rl.envs.pixels",
+    "agent_geom_flags": "iclr26_rl.envs.pixels",
+    "EpisodeReplay": "iclr26_rl.data.replay",
+    "Batch": "iclr26_rl.data.replay",
+    "DrQV2Agent": "iclr26_rl.agents.drqv2",
+    "DrQV2Hparams": "iclr26_rl.agents.drqv2",
+    "PixelEncoder": "iclr26_rl.agents.drqv2",
+    "EgoForesightHead": "iclr26_rl.methods.ego_foresight.model",
+    "FrameDecoder": "iclr26_rl.methods.ego_foresight.model",
+    "EgoForesightConfig": "iclr26_rl.methods.ego_foresight.config",
+    "PRESETS": "iclr26_rl.methods.ego_foresight.config",
+    "SPEC": "iclr26_rl.methods.ego_foresight",
+    "efficiency_normalised_score": "iclr26_rl.methods.ego_foresight.metrics",
+    "mean_ci": "iclr26_rl.methods.ego_foresight.metrics",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'iclr26_rl' has no attribute {name!r}")
