@@ -7,7 +7,9 @@ Synthetic power-law data: ``4n`` users, each with ~30 items drawn with probabili
   a thread, minus the RSS before the fit; CUDA: ``torch.cuda.max_memory_allocated``).
 * ``sweep``: DEQL for 10 values of ``b`` (one ``p``) — :func:`~iclr26_recsys.deql_path` (one
   eigendecomposition shared by all ``b``) vs fitting each ``b`` from scratch with the authors' rank-1
-  algorithm, for ``l2 = 0`` and ``l2 > 0``.
+  algorithm, for ``l2 = 0`` and ``l2 > 0``;
+* ``sweep_scoring``: what ``--sweep`` does — score ``n/2`` fold-in users for the 10 ``b`` values (``l2 > 0``)
+  from one :class:`~iclr26_recsys.ops.GramFactorization` vs rank-1 fit + ``predict`` per ``b``.
 
 ``uv run python packages/recsys/benchmarks/deql_fit.py [--quick] [--out PATH]``; the item counts can be
 overridden with ``ICLR26_RECSYS_BENCH_SIZES=1000,2000,10000`` (10k items need ~8 GB RAM for the
@@ -28,6 +30,8 @@ import scipy.sparse as sp
 import torch
 
 from iclr26_recsys import DEQL, EASE, EDLAE, deql_path
+from iclr26_recsys.estimators import gram_matrix
+from iclr26_recsys.ops.closed_forms import GramFactorization
 from iclr26_shared.bench import bench_main
 
 B_VALUES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5)
@@ -124,6 +128,28 @@ def run(quick: bool) -> dict[str, Any]:
             }
             print(f"sweep n={n} l2={l2:g}: path {fast_s:.2f}s vs from scratch {base_s:.2f}s -> {base_s / fast_s:.1f}x")
         out["sweep"][str(n)] = {"b_values": list(B_VALUES), **res}
+        X_val = X[: n // 2]
+
+        def factorised(X: sp.csr_matrix = X, X_val: sp.csr_matrix = X_val) -> None:
+            fac = GramFactorization(gram_matrix(X, device=device), 0.25)
+            V = torch.from_numpy(X_val.toarray()).to(device)
+            VQ = fac.project(V)
+            for b in B_VALUES:
+                fac.scores(V, VQ, fac.deql_form(1.0, b, 100.0)).cpu().numpy()
+
+        def scratch(X: sp.csr_matrix = X, X_val: sp.csr_matrix = X_val) -> None:
+            for b in B_VALUES:
+                DEQL(0.25, b=b, l2=100.0, solver="rank1", device=device).fit(X).predict(X_val)
+
+        fs, _ = _peak(factorised, device)
+        bs_, _ = _peak(scratch, device)
+        out.setdefault("sweep_scoring", {})[str(n)] = {
+            "val_users": X_val.shape[0],
+            "factorised_seconds": fs,
+            "from_scratch_rank1_seconds": bs_,
+            "speedup": bs_ / fs,
+        }
+        print(f"scoring sweep n={n}: factorised {fs:.2f}s vs from scratch {bs_:.2f}s -> {bs_ / fs:.1f}x")
     return out
 
 

@@ -22,10 +22,12 @@ from iclr26_recsys.metrics import mask_seen, top_k
 from iclr26_recsys.ops.closed_forms import (
     GramFactorization,
     NotPositiveDefiniteError,
+    deql_form_from_inverse_diag,
     deql_weights_rank1,
     deql_weights_structured,
     edlae_weights,
     naive_deql_weights,
+    spd_inverse,
 )
 
 __all__ = ["DEQL", "EASE", "EDLAE", "deql_path", "gram_matrix"]
@@ -249,8 +251,9 @@ def deql_path(
 ) -> list[DEQL]:
     """Fit DEQL for every ``b`` in ``b_values`` from one factorisation of ``G + p/(1−p)·diagMat(g)``.
 
-    With ``l2 = 0`` every further ``b`` costs ``O(n²)`` (``H0⁻¹`` only rescales); with ``l2 > 0`` one
-    ``[n, n]`` product. Returns fitted estimators (``solver="structured"``), in the order of ``b_values``.
+    With ``l2 = 0`` one Cholesky inverse serves all ``b`` and every further ``b`` costs ``O(n²)`` (``H0⁻¹``
+    only rescales); with ``l2 > 0`` one eigendecomposition, then one ``[n, n]`` product per ``b``.
+    Returns fitted estimators (``solver="structured"``), in the order of ``b_values``.
     """
     models = [
         DEQL(p, a, b=b, l2=l2, zero_diag=zero_diag, dtype=dtype, device=device) for b in b_values
@@ -260,16 +263,18 @@ def deql_path(
     G = gram_matrix(X, device=device, dtype=dtype)
     if l2 == 0.0 and bool((torch.diagonal(G) == 0).any()):
         raise InteractionError("X: some item columns have no interactions; with l2 = 0 the closed form is singular")
-    fac = GramFactorization(G, p)
-    if l2 == 0.0:
-        P0 = fac.inverse(0.0)  # reused by every b: H0⁻¹ = P0 / c(b)
+    if l2 == 0.0:  # H0⁻¹ = P0 / c(b) with P0 = (G + D)⁻¹: one Cholesky inverse serves every b
+        P0 = spd_inverse(G + torch.diag(p / (1.0 - p) * torch.diagonal(G)), what="G + D")
+        p0_diag, g = torch.diagonal(P0).clone(), torch.diagonal(G)
+    else:  # H0⁻¹ = (G + D + λ/c(b)·I)⁻¹ / c(b): one eigendecomposition serves every b
+        fac = GramFactorization(G, p)
     for model in models:
-        form = fac.deql_form(a, model.b, l2, zero_diag=zero_diag)
         if l2 == 0.0:
+            form = deql_form_from_inverse_diag(p0_diag, g, p, a, model.b, 0.0, zero_diag)
             W = P0 * form.delta[None, :]
             W.diagonal().add_(form.gamma)
         else:
-            W = fac.weights(form)
+            W = fac.weights(fac.deql_form(a, model.b, l2, zero_diag=zero_diag))
         model.B_ = W.cpu().numpy()
         model.n_items_ = int(G.shape[0])
     return models

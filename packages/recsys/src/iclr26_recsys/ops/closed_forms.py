@@ -42,6 +42,7 @@ __all__ = [
     "LinearForm",
     "NotPositiveDefiniteError",
     "deql_coefficients",
+    "deql_form_from_inverse_diag",
     "deql_structured_form",
     "deql_system",
     "deql_weights_rank1",
@@ -276,10 +277,13 @@ class LinearForm:
     mu: float
 
 
-def _deql_form_from_diag(
+def deql_form_from_inverse_diag(
     Pdiag: torch.Tensor, g: torch.Tensor, p: float, a: float, b: float, l2: float, zero_diag: bool
 ) -> LinearForm:
-    """The DEQL ``(γ, δ)`` given ``diag P_mu`` (``P_mu = (G + D + (λ/c)I)⁻¹``, so ``H0⁻¹ = P_mu / c``)."""
+    """The DEQL :class:`LinearForm` given ``Pdiag = diag P_mu`` (``[n]``) and ``g = diag G`` (``[n]``).
+
+    ``P_mu = (G + D + (λ/c)I)⁻¹`` with ``c = (1−p)²(pa² + (1−p)b²)``, so ``H0⁻¹ = P_mu / c``. ``O(n)``.
+    """
     _check_deql(p, a, b, l2, zero_diag)
     co = deql_coefficients(p, a, b)
     c = co.h_off
@@ -313,7 +317,7 @@ def deql_structured_form(
     g = torch.diagonal(G)
     K = G + torch.diag(p / (1.0 - p) * g + l2 / co.h_off)
     P = spd_inverse(K, what="DEQL H0")
-    return _deql_form_from_diag(torch.diagonal(P), g, p, a, b, l2, zero_diag), P
+    return deql_form_from_inverse_diag(torch.diagonal(P), g, p, a, b, l2, zero_diag), P
 
 
 def deql_weights_structured(
@@ -379,7 +383,7 @@ class GramFactorization:
         """DEQL with this ``p`` and ``(a, b, λ)``."""
         _check_deql(self.p, a, b, l2, zero_diag)
         c = deql_coefficients(self.p, a, b).h_off
-        return _deql_form_from_diag(self.inverse_diag(l2 / c), self.g, self.p, a, b, l2, zero_diag)
+        return deql_form_from_inverse_diag(self.inverse_diag(l2 / c), self.g, self.p, a, b, l2, zero_diag)
 
     def weights(self, form: LinearForm) -> torch.Tensor:
         """Dense ``W = diagMat(γ) + P_mu diagMat(δ)``: ``[n, n]``."""
