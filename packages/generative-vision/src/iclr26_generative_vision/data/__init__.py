@@ -1,0 +1,1 @@
+"""Data: the Gaussian-mixture toys (closed form) and the shared real image sets as tensors."""

@@ -1,0 +1,1 @@
+"""S²-Guidance, block masks, the guided sampling loop and guider factory (modules import diffusers)."""

@@ -1,0 +1,1 @@
+"""S²-Guidance (arXiv 2508.12880): config, experiments and claims."""

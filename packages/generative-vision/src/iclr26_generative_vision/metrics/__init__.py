@@ -1,0 +1,1 @@
+"""Distribution distances (Wasserstein, Fréchet) and the in-repo feature classifier."""

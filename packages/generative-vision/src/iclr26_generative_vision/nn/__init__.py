@@ -1,0 +1,1 @@
+"""Denoisers and the evaluation classifier (import their modules; this package imports nothing heavy)."""
