@@ -43,7 +43,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
             Claim(
                 claim=f"copying extrapolates further with Selective RoPE than RoPE (trained on lengths <= "
                 f"{s['copy_max_len']})",
-                metric="string accuracy averaged over lengths beyond training",
+                metric="copy token accuracy averaged over lengths beyond training",
                 ours=sel["copy"],
                 baseline=rope["copy"],
                 holds=sel["copy"] > rope["copy"],

@@ -153,7 +153,7 @@ def _plot(run_dir: RunDir, task_name: str, runs: dict[str, Any], s: TaskSettings
 
     label = {
         "state": "test token accuracy",
-        "copy": "string accuracy beyond train lengths",
+        "copy": "token accuracy beyond train lengths",
         "mqar": "query accuracy",
         "lm": "val bits per byte",
     }[task_name]
