@@ -40,7 +40,12 @@ def train(msg: Message, context: Context) -> Message:
     model = make_model(params, split.in_channels)
     model.load_state_dict(msg.content["arrays"].to_torch_state_dict())
     metrics = train_client(
-        model, client_partition(params, pid), params, client_generator(params.seed, pid, server_round), device
+        model,
+        client_partition(params, pid),
+        params,
+        client_generator(params.seed, pid, server_round),
+        device,
+        server_round=server_round,
     )
     metrics["partition-id"] = float(pid)
     content = RecordDict({"arrays": ArrayRecord(model.cpu().state_dict()), "metrics": MetricRecord(metrics)})

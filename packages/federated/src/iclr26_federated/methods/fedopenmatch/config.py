@@ -85,7 +85,7 @@ class FedOpenMatchConfig:
     batch_size: int = 64
     """Batch size (labelled and unlabelled)."""
     lr: float = 0.03
-    """SGD learning rate (FixMatch/OpenMatch default)."""
+    """SGD learning rate η (FixMatch/OpenMatch default), decayed over rounds as η·cos(7πr/16R)."""
     momentum: float = 0.9
     """SGD (Nesterov) momentum."""
     weight_decay: float = 5e-4
@@ -102,8 +102,8 @@ class FedOpenMatchConfig:
     """Sign of the logit adjustment: +1 = the paper's Eq. 6 / Menon's training-time loss (default); -1 = reversed."""
     consistency: Literal["lcr", "socr", "none"] = "lcr"
     """Consistency regulariser: LCR (MSE of raw logits, FedOpenMatch), SOCR (OpenMatch, on probabilities), none."""
-    lcr_weight: float = 1.0
-    """λ of LCR."""
+    lcr_weight: float = 0.1
+    """λ of LCR (not public; 0.1 here: LCR's raw-logit MSE is on a larger scale than SOCR's probabilities)."""
     socr_weight: float = 0.5
     """λ of SOCR (OpenMatch: 0.5 on CIFAR-10, 1.0 on CIFAR-100)."""
     oem_weight: float = 0.1
@@ -196,6 +196,7 @@ class JobParams:
     hflip: bool
     arch: str
     width: int
+    num_rounds: int
     local_epochs: int
     batch_size: int
     lr: float
@@ -291,6 +292,7 @@ def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "
         hflip=cfg.hflip,
         arch=cfg.arch,
         width=cfg.width,
+        num_rounds=cfg.num_rounds,
         local_epochs=cfg.local_epochs,
         batch_size=cfg.batch_size,
         lr=cfg.lr,
@@ -333,7 +335,12 @@ PRESETS: dict[str, FedOpenMatchConfig] = {
         engine="inline",
     ),
     # minutes on 2 CPU cores: every variant, 3 seeds, Flower's simulation engine (one Ray start)
-    "quick": FedOpenMatchConfig(),
+    "quick": FedOpenMatchConfig(
+        max_client_pool=1200,
+        num_rounds=6,
+        warmup_steps=200,
+        server_steps=20,
+    ),
     # closest to the paper this machine class runs: ResNet-18, 10 clients, more rounds (GPU advised)
     "full": FedOpenMatchConfig(
         arch="resnet18",

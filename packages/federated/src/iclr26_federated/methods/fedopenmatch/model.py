@@ -14,6 +14,7 @@ Tensor shapes: images ``uint8 [N, H, W(, 3)]``; inlier logits ``p [B, K]``; OVA 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,7 @@ __all__ = [
     "client_loss",
     "evaluate",
     "filter_pseudo_labels",
+    "lr_at",
     "make_model",
     "make_pseudo_labels",
     "server_loss",
@@ -56,10 +58,16 @@ def make_model(params: JobParams, in_channels: int) -> OpenSetNet:
     return build_model(params.arch, in_channels, params.known_classes, params.width, seed=params.seed)  # type: ignore[arg-type]
 
 
-def _optimizer(model: torch.nn.Module, params: JobParams) -> torch.optim.Optimizer:
+def lr_at(params: JobParams, server_round: int) -> float:
+    """FixMatch's cosine decay over the communication rounds: ``η_r = η · cos(7π r / (16 R))``
+    (r = 0 for the warm-up; the clients of round r and the server fine-tune after it use η_r)."""
+    return params.lr * math.cos(7 * math.pi * server_round / (16 * max(params.num_rounds, 1)))
+
+
+def _optimizer(model: torch.nn.Module, params: JobParams, lr: float) -> torch.optim.Optimizer:
     return torch.optim.SGD(
         model.parameters(),
-        lr=params.lr,
+        lr=lr,
         momentum=params.momentum,
         weight_decay=params.weight_decay,
         nesterov=params.momentum > 0,
@@ -88,12 +96,14 @@ def train_server(
     steps: int,
     gen: torch.Generator,
     device: torch.device | str = "cpu",
+    server_round: int = 0,
 ) -> float:
-    """``steps`` SGD steps on random labelled batches (weak views); returns the mean loss (0 if no step)."""
+    """``steps`` SGD steps on random labelled batches (weak views) at the learning rate of
+    ``server_round``; returns the mean loss (0 if no step)."""
     if steps <= 0:
         return 0.0
     model.to(device).train()
-    opt = _optimizer(model, params)
+    opt = _optimizer(model, params, lr_at(params, server_round))
     x_all = torch.from_numpy(images)
     y_all = torch.from_numpy(labels)
     total = 0.0
@@ -198,6 +208,7 @@ def train_client(
     params: JobParams,
     gen: torch.Generator,
     device: torch.device | str = "cpu",
+    server_round: int = 1,
 ) -> dict[str, float]:
     """One round of local training on unlabelled ``images``; returns metrics (incl. ``num-examples``).
 
@@ -205,7 +216,7 @@ def train_client(
     """
     pl = make_pseudo_labels(model, images, params, device)
     model.to(device).train()
-    opt = _optimizer(model, params)
+    opt = _optimizer(model, params, lr_at(params, server_round))
     x_all = torch.from_numpy(images)
     n = len(x_all)
     sums = {"loss": 0.0, "l_in": 0.0, "l_ova": 0.0, "l_cons": 0.0}

@@ -29,7 +29,7 @@ app = ServerApp()
 def main(grid: Grid, context: Context) -> None:
     """Run the experiment described by the run config on the federation's Grid."""
     cfg, common = config_from_run_config(context.run_config)
-    spec = dataclasses.replace(SPEC, run=lambda c, r: run_on_grid(c, r, grid))
+    spec = dataclasses.replace(SPEC, run=lambda c, r: run_on_grid(c, r, grid, engine="flwr-run"))
     flags = CommonFlags(seed=common["seed"], device=common["device"], out_dir=Path(common["out_dir"]), quiet=True)
     run, _, claims = execute(spec, cfg, flags, preset=None)
     print(f"run directory: {run.path.resolve()}")

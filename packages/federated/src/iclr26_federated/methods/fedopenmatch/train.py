@@ -65,7 +65,7 @@ def run_job(
 
     def server_update(arrays: ArrayRecord, server_round: int) -> ArrayRecord:
         load(arrays)
-        train_server(model, split.server_x, split.server_y, params, params.server_steps, gen, device)
+        train_server(model, split.server_x, split.server_y, params, params.server_steps, gen, device, server_round)
         return ArrayRecord({k: v.detach().cpu() for k, v in model.state_dict().items()})
 
     def evaluate_fn(server_round: int, arrays: ArrayRecord) -> MetricRecord:
@@ -154,8 +154,11 @@ def _figures(run: RunDir, cfg: FedOpenMatchConfig, jobs: list[dict[str, Any]], s
     )
 
 
-def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid) -> dict[str, Any]:
-    """Run every (variant, seed) job on ``grid``; checkpoints after each job (``--resume`` skips done ones)."""
+def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid, engine: str | None = None) -> dict[str, Any]:
+    """Run every (variant, seed) job on ``grid``; checkpoints after each job (``--resume`` skips done ones).
+
+    ``engine`` names the runtime in the results (default ``cfg.engine``).
+    """
     jobs = [(v, run.seed + s) for s in range(cfg.num_seeds) for v in cfg.variants]
     ckpt = run.load_checkpoint()
     done: list[dict[str, Any]] = list(ckpt[1]["jobs"]) if ckpt is not None else []
@@ -188,7 +191,7 @@ def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid) -> dict[str, A
         "variants": summary,
         "jobs": done,
         "failures": [{"variant": j["variant"], "seed": j["seed"], **f} for j in done for f in j["failures"]],
-        "engine": cfg.engine,
+        "engine": engine or cfg.engine,
         "seconds_per_round": float(np.mean(round_s)) if round_s else math.nan,
         "experiment_wall_s": time.perf_counter() - t0,
     }

@@ -1,0 +1,72 @@
+"""Seconds per round of FedOpenMatch on Flower's simulation engine (Ray) vs the same client code in a loop.
+
+For M = 2, 4, 8 clients the same tiny job (FedOpenMatch, small CNN, 60 unlabelled images per client) runs
+through the ServerApp/strategy/ClientApp twice: on Flower's simulation engine (``engine="ray"``,
+one CPU per virtual client) and on :class:`InlineGrid`, which calls the ClientApp in a plain loop in
+this process. Reported per engine: mean seconds per round after the first (warm), the first round
+(Ray actors import torch then), and the whole wall time (Ray start-up included). ``overhead`` is
+Ray's warm seconds per round over the loop's.
+
+    uv run python packages/federated/benchmarks/simulation_overhead.py [--quick] [--out runs/bench/x.json]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from iclr26_federated.methods.fedopenmatch.config import PRESETS
+from iclr26_federated.methods.fedopenmatch.spec import SPEC
+from iclr26_shared.bench import bench_main
+from iclr26_shared.runner import CommonFlags, execute
+
+
+def _one(engine: str, clients: int, rounds: int, out: Path) -> dict[str, Any]:
+    cfg = dataclasses.replace(
+        PRESETS["smoke"],
+        engine=engine,  # type: ignore[arg-type]
+        num_clients=clients,
+        num_rounds=rounds,
+        max_client_pool=60 * clients,
+        variants=("fedopenmatch",),
+        width=4,
+        warmup_steps=2,
+        server_steps=2,
+    )
+    t0 = time.perf_counter()
+    _, results, _ = execute(SPEC, cfg, CommonFlags(seed=0, device="cpu", out_dir=out, quiet=True))
+    wall = time.perf_counter() - t0
+    secs = results["jobs"][0]["round_seconds"]
+    warm = secs[1:] or secs
+    return {
+        "seconds_per_round": sum(warm) / len(warm),
+        "first_round_s": secs[0],
+        "rounds": rounds,
+        "wall_s": wall,
+    }
+
+
+def run(quick: bool) -> dict[str, Any]:
+    os.environ.setdefault("FLWR_DISABLE_UPDATE_CHECK", "1")
+    sizes = (2,) if quick else (2, 4, 8)
+    rounds = 2 if quick else 4
+    out: dict[str, Any] = {"cpu_count": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp:
+        for m in sizes:
+            loop = _one("inline", m, rounds, Path(tmp))
+            ray = _one("ray", m, rounds, Path(tmp))
+            out[f"clients_{m}"] = {
+                "loop": loop,
+                "ray": ray,
+                "overhead": ray["seconds_per_round"] / max(loop["seconds_per_round"], 1e-9),
+                "startup_s": ray["wall_s"] - loop["wall_s"],
+            }
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(bench_main("federated-simulation-overhead", run))
