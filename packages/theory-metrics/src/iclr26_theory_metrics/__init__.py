@@ -1,3 +1,68 @@
-"""iclr26 theory-metrics: HSIC unlearning evaluation, neural-collapse NC0 with optimizers, the richness metric."""
+"""iclr26 theory-metrics: neural-collapse metrics NC0–NC4 and the optimizer study (Zhao et al., ICLR 2026).
 
-__all__: list[str] = []
+Public API (imported lazily so that ``iclr26 list`` stays fast)::
+
+    from iclr26_theory_metrics import neural_collapse_metrics
+    metrics = neural_collapse_metrics(features, labels, weights)   # [N, p], [N], [K, p] -> dict of floats
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "METRIC_KEYS",
+    "MLP",
+    "SGDW",
+    "ClassStats",
+    "InterpolatedAdamW",
+    "NC4Counter",
+    "NCAccumulator",
+    "NCInputError",
+    "NCRecorder",
+    "ResNet9",
+    "Signum",
+    "SignumW",
+    "UFMTrace",
+    "VGG9",
+    "build_model",
+    "make_optimizer",
+    "measure_model",
+    "naive_neural_collapse_metrics",
+    "nc_metrics_from_stats",
+    "neural_collapse_metrics",
+    "simulate_ufm",
+]
+
+_WHERE = {
+    **dict.fromkeys(
+        [
+            "METRIC_KEYS",
+            "ClassStats",
+            "NC4Counter",
+            "NCAccumulator",
+            "NCInputError",
+            "naive_neural_collapse_metrics",
+            "nc_metrics_from_stats",
+            "neural_collapse_metrics",
+        ],
+        "iclr26_theory_metrics.ops.neural_collapse",
+    ),
+    **dict.fromkeys(
+        ["SGDW", "InterpolatedAdamW", "Signum", "SignumW", "make_optimizer"], "iclr26_theory_metrics.optim"
+    ),
+    **dict.fromkeys(["MLP", "ResNet9", "VGG9", "build_model"], "iclr26_theory_metrics.nn"),
+    **dict.fromkeys(["NCRecorder", "measure_model"], "iclr26_theory_metrics.recorder"),
+    **dict.fromkeys(["UFMTrace", "simulate_ufm"], "iclr26_theory_metrics.ufm"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'iclr26_theory_metrics' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

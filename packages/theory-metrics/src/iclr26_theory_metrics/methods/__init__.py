@@ -1,0 +1,1 @@
+"""Paper methods of the theory-metrics domain."""

@@ -1,0 +1,84 @@
+"""Figures: α_t on the UFM against the theorems, and every NC metric vs epoch per training run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from iclr26_shared.plotting import plot_bars, plot_curves
+from iclr26_shared.runs import RunDir
+from iclr26_theory_metrics.methods.neural_collapse.config import NeuralCollapseConfig
+
+__all__ = ["plot_training", "plot_ufm"]
+
+#: (metric, log y-axis) plotted against the epoch.
+EPOCH_METRICS: tuple[tuple[str, bool], ...] = (
+    ("nc0", True),
+    ("nc1", True),
+    ("nc2", False),
+    ("nc2_norm", False),
+    ("nc2_angle", False),
+    ("nc2w", False),
+    ("nc2m", False),
+    ("nc3", False),
+    ("nc4", False),
+    ("train_loss", True),
+    ("train_acc", False),
+    ("test_acc", False),
+)
+
+
+def _positive(xs: Sequence[float], ys: Sequence[float]) -> tuple[list[float], list[float]]:
+    pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y > 0]
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def plot_ufm(run: RunDir, traces: dict[str, Any], cfg: NeuralCollapseConfig) -> None:
+    """``figures/ufm_alpha.png``: simulated α_t (and the theorem's curve where there is a closed form)."""
+    curves: dict[str, tuple[list[float], list[float]]] = {}
+    names = {
+        "sgd": "SGD (coupled WD)",
+        "sgdw": "SGDW (decoupled WD)",
+        "signumw": "SignGD decoupled",
+        "signum_constant": "SignGD coupled, constant η",
+        "signum_inverse": "SignGD coupled, η_t→0",
+    }
+    for key, (sim, theory) in traces.items():
+        steps = list(range(len(sim)))
+        curves[names[key]] = _positive(steps, sim)
+        if theory is not None:
+            curves[names[key] + " (theory)"] = _positive(steps, theory)
+    plot_curves(
+        run.figure_path("ufm_alpha"),
+        curves,
+        xlabel="step",
+        ylabel="α_t = |Wᵀ1|²/K",
+        title=f"UFM, K = {cfg.ufm_classes}",
+        logy=True,
+    )
+
+
+def plot_training(run: RunDir, runs: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> None:
+    """``figures/epoch_<metric>.png`` (one curve per training run) and ``figures/final_nc0.png``."""
+    if not runs:
+        return
+    labels = {r["index"]: r["label"] + (" (ablation)" if r["role"] == "ablation" else "") for r in runs}
+    for metric, logy in EPOCH_METRICS:
+        curves: dict[str, tuple[list[float], list[float]]] = {}
+        for idx, label in labels.items():
+            pts = [
+                (r["epoch"], r[metric]) for r in rows if r.get("run") == idx and metric in r and r[metric] == r[metric]
+            ]
+            xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+            if logy:
+                xs, ys = _positive(xs, ys)
+            if xs:
+                curves[label] = (xs, ys)
+        if curves:
+            plot_curves(run.figure_path(f"epoch_{metric}"), curves, xlabel="epoch", ylabel=metric, logy=logy)
+    finals = {r["label"]: r["final"]["nc0"] for r in runs if r["final"]["nc0"] == r["final"]["nc0"]}
+    if finals:
+        import math
+
+        logs = {k: math.log10(max(v, 1e-300)) for k, v in finals.items()}
+        plot_bars(run.figure_path("final_nc0"), logs, ylabel="log10 NC0 (final)", title="final NC0 per run")
