@@ -13,7 +13,8 @@ Synthetic power-law data: ``4n`` users, each with ~30 items drawn with probabili
 
 ``uv run python packages/recsys/benchmarks/deql_fit.py [--quick] [--out PATH]``; the item counts can be
 overridden with ``ICLR26_RECSYS_BENCH_SIZES=1000,2000,10000`` (10k items need ~8 GB RAM for the
-rank-1 path and tens of minutes per from-scratch sweep on one CPU core).
+rank-1 path); the sweeps run on the two smallest sizes unless ``ICLR26_RECSYS_BENCH_SWEEP_SIZES`` is set
+(a from-scratch sweep of 10 b values at 4k items takes ~10 minutes on one CPU core).
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def run(quick: bool) -> dict[str, Any]:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     env = os.environ.get("ICLR26_RECSYS_BENCH_SIZES")
     sizes = [int(s) for s in env.split(",")] if env else ([300, 600] if quick else [1000, 2000, 4000])
-    sweep_sizes = sizes[:2] if quick else sizes
+    env_sweep = os.environ.get("ICLR26_RECSYS_BENCH_SWEEP_SIZES")
+    sweep_sizes = [int(s) for s in env_sweep.split(",")] if env_sweep else sizes[:2]
     out: dict[str, Any] = {"device": device, "torch_threads": torch.get_num_threads(), "fit": {}, "sweep": {}}
     models: dict[str, Callable[[], Any]] = {
         "EASE": lambda: EASE(100.0, device=device),

@@ -46,3 +46,23 @@ def test_split_errors(interactions):
         strong_generalization_split(interactions, 5, test_prop=1.0)
     with pytest.raises(InteractionError, match="'item' column"):
         strong_generalization_split(interactions.rename(columns={"item": "movie"}), 5)
+
+
+def test_user_kfold_covers_every_user_once(interactions):
+    from iclr26_recsys.data import user_kfold_split
+
+    n_folds = 4
+    tested = []
+    for f in range(n_folds):
+        s = user_kfold_split(interactions, n_folds, f, seed=2)
+        assert s.train.shape[0] == 60 - 2 * 15
+        assert s.test_fold_in.shape[0] <= 15 and s.val_fold_in.shape[0] <= 15
+        tested.append(s)
+    # the test users of fold f are the validation users of fold f - 1
+    for f in range(n_folds):
+        a, b = tested[f].val_holdout, tested[(f + 1) % n_folds].test_holdout
+        assert a.shape == b.shape
+    with pytest.raises(InteractionError, match="n_folds = 2"):
+        user_kfold_split(interactions, 2, 0)
+    with pytest.raises(InteractionError, match="fold = 4"):
+        user_kfold_split(interactions, 4, 4)

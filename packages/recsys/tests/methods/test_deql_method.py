@@ -28,6 +28,8 @@ def test_registered():
         ("p_grid", (1.0,), "p_grid"),
         ("p_grid", (), "p_grid"),
         ("n_splits", 0, "n_splits"),
+        ("n_splits", 2, "at least 3 user folds"),
+        ("split_mode", "loo", "split_mode"),
         ("test_prop", 1.0, "test_prop"),
         ("dataset", "ml-1m", "data_path"),
         ("gd_items", 1, "gd_items"),

@@ -2,7 +2,7 @@
 filtering and the strong-generalisation split."""
 
 from iclr26_recsys.data.loaders import FORMATS, binarize, filter_counts, load_interactions, load_ml100k, ml100k_path
-from iclr26_recsys.data.split import StrongSplit, strong_generalization_split
+from iclr26_recsys.data.split import StrongSplit, strong_generalization_split, user_kfold_split
 from iclr26_recsys.data.validation import InteractionError, as_interaction_matrix, check_k
 
 __all__ = [
@@ -17,4 +17,5 @@ __all__ = [
     "load_ml100k",
     "ml100k_path",
     "strong_generalization_split",
+    "user_kfold_split",
 ]

@@ -5,6 +5,9 @@ and test). Models are fit on the training users' full rows. Validation/test user
 in training; each of them with at least ``min_fold_items`` items has ``test_prop`` of its items (rounded
 down, chosen at random) held out and the rest folded in (the model's input); the others fold in all their
 items and are not evaluated. Metrics rank all items with the folded-in ones masked.
+
+:func:`strong_generalization_split` draws the held-out users at random (Liang et al.);
+:func:`user_kfold_split` rotates disjoint user folds so that every user is tested once.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import scipy.sparse as sp
 
 from iclr26_recsys.data.validation import InteractionError
 
-__all__ = ["StrongSplit", "strong_generalization_split"]
+__all__ = ["StrongSplit", "strong_generalization_split", "user_kfold_split"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,32 @@ def _fold(
     return _matrix(pd.concat(fold_rows), kept_arr, item_index), _matrix(pd.concat(hold_rows), kept_arr, item_index)
 
 
+def _check_frame(df: pd.DataFrame, test_prop: float) -> None:
+    for col in ("user", "item"):
+        if col not in df.columns:
+            raise InteractionError(f"interactions lack the '{col}' column (have {list(df.columns)})")
+    if not 0.0 < test_prop < 1.0:
+        raise InteractionError(f"test_prop = {test_prop}: must lie in (0, 1)")
+
+
+def _make_split(
+    df: pd.DataFrame,
+    tr_users: np.ndarray,
+    vd_users: np.ndarray,
+    te_users: np.ndarray,
+    test_prop: float,
+    min_fold_items: int,
+    rng: np.random.Generator,
+    seed: int,
+) -> StrongSplit:
+    train_df = df[df["user"].isin(tr_users)]
+    item_index = pd.Index(np.sort(train_df["item"].unique()))
+    train = _matrix(train_df, tr_users, item_index)
+    val_fold, val_hold = _fold(df[df["user"].isin(vd_users)], vd_users, item_index, test_prop, min_fold_items, rng)
+    te_fold, te_hold = _fold(df[df["user"].isin(te_users)], te_users, item_index, test_prop, min_fold_items, rng)
+    return StrongSplit(train, val_fold, val_hold, te_fold, te_hold, np.asarray(item_index), seed)
+
+
 def strong_generalization_split(
     df: pd.DataFrame,
     n_heldout_users: int,
@@ -103,13 +132,9 @@ def strong_generalization_split(
 ) -> StrongSplit:
     """Split binarised interactions ``df`` (columns ``user``, ``item``) into a :class:`StrongSplit`.
 
-    ``n_heldout_users`` users go to validation and as many to test (ML-20M: 10,000 each; MSD: 50,000).
+    ``n_heldout_users`` random users go to validation and as many to test (ML-20M: 10,000 each; MSD: 50,000).
     """
-    for col in ("user", "item"):
-        if col not in df.columns:
-            raise InteractionError(f"interactions lack the '{col}' column (have {list(df.columns)})")
-    if not 0.0 < test_prop < 1.0:
-        raise InteractionError(f"test_prop = {test_prop}: must lie in (0, 1)")
+    _check_frame(df, test_prop)
     users = df["user"].unique()
     if n_heldout_users < 1 or 2 * n_heldout_users >= len(users):
         raise InteractionError(
@@ -118,10 +143,33 @@ def strong_generalization_split(
     rng = np.random.default_rng(seed)
     users = users[rng.permutation(len(users))]
     n_train = len(users) - 2 * n_heldout_users
-    tr_users, vd_users, te_users = users[:n_train], users[n_train:-n_heldout_users], users[-n_heldout_users:]
-    train_df = df[df["user"].isin(tr_users)]
-    item_index = pd.Index(np.sort(train_df["item"].unique()))
-    train = _matrix(train_df, tr_users, item_index)
-    val_fold, val_hold = _fold(df[df["user"].isin(vd_users)], vd_users, item_index, test_prop, min_fold_items, rng)
-    te_fold, te_hold = _fold(df[df["user"].isin(te_users)], te_users, item_index, test_prop, min_fold_items, rng)
-    return StrongSplit(train, val_fold, val_hold, te_fold, te_hold, np.asarray(item_index), seed)
+    tr, vd, te = users[:n_train], users[n_train:-n_heldout_users], users[-n_heldout_users:]
+    return _make_split(df, tr, vd, te, test_prop, min_fold_items, rng, seed)
+
+
+def user_kfold_split(
+    df: pd.DataFrame,
+    n_folds: int,
+    fold: int,
+    *,
+    test_prop: float = 0.2,
+    min_fold_items: int = 5,
+    seed: int = 98765,
+) -> StrongSplit:
+    """Fold ``fold`` of ``n_folds`` user folds: test users = fold ``f``, validation users = fold ``f + 1``
+    (mod ``n_folds``), training users = the rest. Over all folds every user is a test user exactly once,
+    so the averaged test metrics cover every user (the notes' advice for small data such as ML-100K).
+    The user permutation depends on ``seed`` only; the 80/20 item draws on ``seed`` and ``fold``.
+    """
+    _check_frame(df, test_prop)
+    users = df["user"].unique()
+    if n_folds < 3 or n_folds > len(users):
+        raise InteractionError(f"n_folds = {n_folds}: need 3 <= n_folds <= number of users ({len(users)})")
+    if not 0 <= fold < n_folds:
+        raise InteractionError(f"fold = {fold}: must lie in [0, {n_folds})")
+    users = users[np.random.default_rng(seed).permutation(len(users))]
+    parts = np.array_split(users, n_folds)
+    te, vd = parts[fold], parts[(fold + 1) % n_folds]
+    tr = np.concatenate([parts[k] for k in range(n_folds) if k not in (fold, (fold + 1) % n_folds)])
+    rng = np.random.default_rng([seed, fold])
+    return _make_split(df, tr, vd, te, test_prop, min_fold_items, rng, seed)

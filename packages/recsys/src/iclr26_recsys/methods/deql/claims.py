@@ -65,9 +65,11 @@ def report(results: Mapping[str, Any]) -> str:
         "## Results",
         "",
         f"Data: {d['name']} binarised, {d['users']} users × {d['items']} items, {d['interactions']} interactions; "
-        f"{len(splits)} strong-generalisation split(s) of {splits[0]['n_val_users']} validation / "
-        f"{splits[0]['n_test_users']} test users (20% of each user's items held out); hyper-parameters chosen "
-        f"by validation {results['select_metric']}.",
+        f"{len(splits)} strong-generalisation split(s) ({results.get('split_mode', 'random')}: "
+        f"{' / '.join(str(s['n_val_users']) for s in splits)} evaluated validation users, "
+        f"{' / '.join(str(s['n_test_users']) for s in splits)} test users, "
+        f"{splits[0]['n_train_users']} training users in split 0; 20% of each held-out user's items predicted); "
+        f"hyper-parameters chosen by validation {results['select_metric']}.",
         "",
         "| model | Recall@20 | Recall@50 | NDCG@20 | NDCG@100 | tuned hyper-parameters (split 0) |",
         "|---|---|---|---|---|---|",

@@ -23,7 +23,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from iclr26_recsys.data import binarize, filter_counts, load_interactions, load_ml100k, strong_generalization_split
+from iclr26_recsys.data import (
+    binarize,
+    filter_counts,
+    load_interactions,
+    load_ml100k,
+    strong_generalization_split,
+    user_kfold_split,
+)
 from iclr26_recsys.data.split import StrongSplit
 from iclr26_recsys.estimators import gram_matrix
 from iclr26_recsys.methods.deql.config import DEQLConfig
@@ -33,7 +40,7 @@ from iclr26_recsys.ops.objective import deql_objective, minimize_deql_objective
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
 
-__all__ = ["FAMILIES", "METRICS", "load_data", "run", "sweep_split"]
+__all__ = ["FAMILIES", "METRICS", "load_data", "make_split", "run", "sweep_split"]
 
 FAMILIES = ("ease", "edlae", "deql")
 METRICS = ("recall@20", "recall@50", "ndcg@20", "ndcg@100")
@@ -45,6 +52,13 @@ def load_data(cfg: DEQLConfig) -> pd.DataFrame:
     df = load_ml100k() if cfg.dataset == "ml-100k" else load_interactions(cfg.data_path, cfg.dataset)
     df = binarize(df, cfg.min_rating if cfg.min_rating > 0 else None)
     return filter_counts(df, cfg.min_user_count, cfg.min_item_count)
+
+
+def make_split(df: pd.DataFrame, cfg: DEQLConfig, s: int) -> StrongSplit:
+    """Split number ``s`` of the config's protocol (user fold ``s`` or random draw ``split_seed + s``)."""
+    if cfg.split_mode == "kfold":
+        return user_kfold_split(df, cfg.n_splits, s, test_prop=cfg.test_prop, seed=cfg.split_seed)
+    return strong_generalization_split(df, cfg.n_heldout_users, test_prop=cfg.test_prop, seed=cfg.split_seed + s)
 
 
 def _dense(X: Any, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
@@ -187,18 +201,16 @@ def run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
     t0 = time.perf_counter()
     with run.progress(cfg.n_splits, "deql splits", completed=len(splits)) as bar:
         for s in range(len(splits), cfg.n_splits):
-            split = strong_generalization_split(
-                df, cfg.n_heldout_users, test_prop=cfg.test_prop, seed=cfg.split_seed + s
-            )
+            split = make_split(df, cfg, s)
             t_split = time.perf_counter()
             res = sweep_split(split, cfg, run.device)
-            res["split"], res["seed"], res["seconds"] = s, split.seed, time.perf_counter() - t_split
+            res["split"], res["seconds"] = s, time.perf_counter() - t_split
             splits.append(res)
             run.log(s, **{f"{f}/test_{m}": res["best"][f]["test"][m] for f in FAMILIES for m in METRICS})
             run.save_checkpoint(s + 1, {"splits_json": json.dumps(splits)})
             bar.advance(**{f"{f}_r20": res["best"][f]["test"]["recall@20"] for f in FAMILIES})
     sweep_seconds = time.perf_counter() - t0
-    split0 = strong_generalization_split(df, cfg.n_heldout_users, test_prop=cfg.test_prop, seed=cfg.split_seed)
+    split0 = make_split(df, cfg, 0)
     gd = gd_check(split0, splits[0]["best"]["deql"]["params"], cfg, run.device)
     agg = _aggregate(splits)
     _figures(run, cfg, splits, agg)
@@ -210,6 +222,7 @@ def run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
             "items": int(df["item"].nunique()),
         },
         "select_metric": cfg.select_metric,
+        "split_mode": cfg.split_mode,
         "splits": splits,
         **agg,
         "gd_check": gd,
