@@ -145,6 +145,26 @@ def test_mean_ci_and_ens() -> None:
     assert efficiency_normalised_score({"a": [1, 1], "b": [1, 1]}) == {"a": 0.5, "b": 0.5}
 
 
+def _results(ef: float, base: float, sem: float, ef_mse: float, rand_mse: float, improved: bool = True) -> dict:
+    agent = {"final_return_sem": sem, "ens": 0.5}
+    return {
+        "env": "Reacher-v5",
+        "agents": {
+            "drqv2": {**agent, "final_return": base, "ens": 0.4},
+            "drqv2-ef": {**agent, "final_return": ef},
+        },
+        "ens_defined": improved,
+        "prediction": {"ef_agent_mse": ef_mse, "copy_agent_mse": 1.0, "rand_agent_mse": rand_mse},
+    }
+
+
+def test_claims_need_more_than_noise() -> None:
+    held = [c.holds for c in claims(_results(-10.0, -20.0, 1.0, 0.5, 0.9))]
+    assert held == [True, True, True, True]
+    held = [c.holds for c in claims(_results(-19.0, -20.0, 1.0, 0.5, 0.505, improved=False))]
+    assert held == [False, False, True, False]  # gap below the std. error; ENS undefined; 2b is a tie
+
+
 def test_claims_without_both_agents_are_not_measured() -> None:
     out = claims({"env": "Reacher-v5", "agents": {"drqv2": {"final_return": 1.0, "ens": 0.5}}})
     assert len(out) == 4 and not any(c.holds for c in out) and all(math.isnan(c.ours) for c in out)

@@ -380,14 +380,18 @@ def _aggregate(cfg: EgoForesightConfig, jobs: list[dict[str, Any]]) -> dict[str,
             "ci_high": high.tolist(),
             "final_return": float(final.mean()),
             "final_return_per_seed": final.tolist(),
+            "final_return_sem": float(final.std(ddof=1) / np.sqrt(len(final))) if len(final) > 1 else 0.0,
             "mean_return_over_curve": float(returns.mean()),
             "env_steps_per_s": float(np.mean([r["env_steps_per_s"] for r in rows])),
             "updates_per_s": float(np.mean([r["updates_per_s"] for r in rows])),
         }
-    ens = efficiency_normalised_score({n: a["mean_return"] for n, a in agents.items()})
+    mean_curves = {n: a["mean_return"] for n, a in agents.items()}
+    ens = efficiency_normalised_score(mean_curves)
     for name, score in ens.items():
         agents[name]["ens"] = score
-    out: dict[str, Any] = {"agents": agents}
+    # ENS compares algorithms where learning converges; it says nothing if no curve ever improves.
+    ens_defined = any(max(c) > c[0] for c in mean_curves.values())
+    out: dict[str, Any] = {"agents": agents, "ens_defined": ens_defined}
     preds = [j["prediction"] for j in jobs if "prediction" in j]
     if preds:
         keys = tuple(f"{k}_mse" for k in preds[0]["per_horizon"])
