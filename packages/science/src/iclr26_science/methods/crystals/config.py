@@ -176,7 +176,8 @@ PRESETS: dict[str, CrystalsConfig] = {
         invariance_points=4,
     ),
     "quick": CrystalsConfig(
-        per_group=20,
+        per_group=30,
+        elements=("Cu", "Au"),
         num_basis=32,
         dim=64,
         depth=2,

@@ -282,6 +282,10 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
         "target_std": float(data.targets.std()),
         "load_s": time.perf_counter() - t0,
     }
+    train_mean = float(data.targets[split["train"]].mean())
+    results["mean_predictor"] = {
+        f"{part}_mae": float(np.abs(data.targets[split[part]] - train_mean).mean()) for part in ("test", "holdout")
+    }
     targets = torch.as_tensor(data.targets, dtype=torch.float32)
     real_targets = torch.as_tensor(real.targets, dtype=torch.float32)
     n_max = max(c.num_atoms for c in data.crystals)
