@@ -115,3 +115,9 @@ def test_smoke_cli_with_a_failing_client_finishes_and_reports(tmp_path) -> None:
 def test_bad_cli_config_exits_2_with_one_line(tmp_path) -> None:
     res = run_cli(cli.main, ["fedopenmatch", "--preset", "smoke", "--tau-neg", "0.99", "--out-dir", str(tmp_path)])
     assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "tau_neg" in res.err
+
+
+def test_strategy_gives_up_when_too_few_nodes_connect() -> None:
+    strategy = FedOpenMatchStrategy(lambda a, r: a, node_wait_s=0.2, min_available_nodes=3, fraction_evaluate=0.0)
+    with pytest.raises(RuntimeError, match="only 2 of 3 client nodes"):
+        strategy.start(grid=InlineGrid(_toy, 2), initial_arrays=ArrayRecord({"w": torch.zeros(1)}), num_rounds=1)

@@ -66,6 +66,7 @@ def test_flwr_run_local_simulation(tmp_path) -> None:
         )
         assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
         (run_dir,) = (out / "fedopenmatch").iterdir()
+        assert (run_dir / "results.json").is_file(), res.stdout[-4000:] + res.stderr[-2000:]
         results = json.loads((run_dir / "results.json").read_text())
         assert results["engine"] == "flwr-run"
         assert [j["participants"] for j in results["jobs"]] == [[2]]

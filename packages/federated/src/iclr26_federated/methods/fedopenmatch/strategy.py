@@ -29,6 +29,8 @@ class FedOpenMatchStrategy(FedAvg):
     Args:
         server_update: ``(aggregated ArrayRecord, round) -> ArrayRecord`` (the server fine-tune on D_s).
         federated: False runs no client training (the labeled-only baseline): only ``server_update``.
+        node_wait_s: How long to wait for ``min_available_nodes`` nodes before raising (FedAvg's sampling
+            would wait forever, e.g. when Ray's node failed to start).
         **kwargs: Passed to :class:`flwr.serverapp.strategy.FedAvg`.
 
     Attributes:
@@ -42,9 +44,11 @@ class FedOpenMatchStrategy(FedAvg):
         server_update: Callable[[ArrayRecord, int], ArrayRecord],
         *,
         federated: bool = True,
+        node_wait_s: float = 600.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.node_wait_s = node_wait_s
         self.server_update = server_update
         self.federated = federated
         self.failures: list[dict[str, Any]] = []
@@ -61,6 +65,14 @@ class FedOpenMatchStrategy(FedAvg):
         self._current = arrays
         if not self.federated:
             return []
+        deadline = time.monotonic() + self.node_wait_s
+        while len(list(grid.get_node_ids())) < self.min_available_nodes:
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"only {len(list(grid.get_node_ids()))} of {self.min_available_nodes} client nodes connected "
+                    f"after {self.node_wait_s:.0f} s (did the simulation backend start?)"
+                )
+            time.sleep(0.5)
         return super().configure_train(server_round, arrays, config, grid)
 
     def aggregate_train(
