@@ -19,6 +19,7 @@ rank-1 path); the sweeps run on the two smallest sizes unless ``ICLR26_RECSYS_BE
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import threading
@@ -60,9 +61,18 @@ def _rss() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _release_free_heap() -> None:
+    """Return freed heap pages to the OS (glibc ``malloc_trim``) so that RSS deltas measure this call only."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: RSS deltas are then upper-bounded by reuse, still comparable
+        pass
+
+
 def _peak(fn: Callable[[], Any], device: str) -> tuple[float, float]:
     """(seconds, peak extra MiB) of ``fn()``."""
     gc.collect()
+    _release_free_heap()
     if device.startswith("cuda"):
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()

@@ -83,6 +83,8 @@ def test_bad_input(small_X):
         EASE(1.0).fit(sp.csr_matrix((0, 5)))
     with pytest.raises(InteractionError, match="empty"):
         EASE(1.0).fit(np.zeros((4, 0)))
+    with pytest.raises(InteractionError, match="holds no interactions"):
+        EASE(1.0).fit(np.zeros((4, 3)))
     bad = small_X.toarray()
     bad[2, 3] = np.nan
     with pytest.raises(InteractionError, match="NaN"):

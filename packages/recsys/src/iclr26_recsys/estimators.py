@@ -60,6 +60,8 @@ def _check_param(name: str, value: float, *, low: float = 0.0, high: float | Non
 def gram_matrix(X: Any, *, device: str | torch.device = "cpu", dtype: DType = "float64") -> torch.Tensor:
     """``G = XᵀX`` as a dense ``[n, n]`` tensor (computed sparse in float64, then moved)."""
     M = as_interaction_matrix(X)
+    if M.nnz == 0:
+        raise InteractionError(f"X: the {M.shape[0]}×{M.shape[1]} user×item matrix holds no interactions")
     dev, dt = _resolve(device, dtype)
     G = (M.T @ M).toarray()
     return torch.from_numpy(G).to(device=dev, dtype=dt)
