@@ -24,7 +24,7 @@ def test_smoke_cli_run(tmp_path: Path) -> None:
     assert len(rows) == 3 * (3 + 1)  # epochs 0..3 per run
     assert all(set(METRIC_KEYS) <= set(r) for r in rows)
     figures = {p.name for p in (run_path / "figures").iterdir()}
-    assert {"ufm_alpha.png", "epoch_nc0.png", "epoch_nc3.png", "final_nc0.png"} <= figures
+    assert {"ufm_sgd.png", "ufm_signgd.png", "epoch_nc0.png", "epoch_nc3.png", "final_nc0.png"} <= figures
     report = (run_path / "report.md").read_text()
     assert "## UFM (Theorems 3.1–3.4)" in report and "## All runs" in report
     # resume of a finished run reads its results back

@@ -192,7 +192,11 @@ PRESETS: dict[str, NeuralCollapseConfig] = {
         optimizers="sgd,adamw",
         momentum_ablation=True,
         epochs=3,
+        batch_size=32,
         ufm_steps=300,
+        ufm_sgd_wd=0.5,
+        ufm_sign_lr=0.05,
+        ufm_lr_tau=5.0,
     ),
     # a few minutes on 2 CPU cores: VGG9-style (w = 8, p = 64) on the 1,438 digits, the six optimizers at the
     # paper's best-NC3 settings with WD in {best, best/10}, plus the momentum ablation (13 runs). Batch 32 and

@@ -33,29 +33,49 @@ def _positive(xs: Sequence[float], ys: Sequence[float]) -> tuple[list[float], li
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
+def _envelope(values: Sequence[float], window: int) -> tuple[list[float], list[float]]:
+    """Max over consecutive windows (the coupled SignGD α_t oscillates between ~0 and its envelope)."""
+    xs, ys = [], []
+    for start in range(0, len(values), window):
+        chunk = values[start : start + window]
+        xs.append(start + (len(chunk) - 1) / 2)
+        ys.append(max(chunk))
+    return xs, ys
+
+
 def plot_ufm(run: RunDir, traces: dict[str, Any], cfg: NeuralCollapseConfig) -> None:
-    """``figures/ufm_alpha.png``: simulated α_t (and the theorem's curve where there is a closed form)."""
-    curves: dict[str, tuple[list[float], list[float]]] = {}
+    """``figures/ufm_sgd.png`` (Thms 3.1–3.2: simulated α_t and theory) and ``figures/ufm_signgd.png``
+    (Thm 3.3 with its closed form; Thm 3.4 as the envelope of α_t over windows of T/100 steps)."""
     names = {
         "sgd": "SGD (coupled WD)",
         "sgdw": "SGDW (decoupled WD)",
         "signumw": "SignGD decoupled",
-        "signum_constant": "SignGD coupled, constant η",
-        "signum_inverse": "SignGD coupled, η_t→0",
+        "signum_constant": "SignGD coupled, constant η (envelope)",
+        "signum_inverse": "SignGD coupled, η_t→0 (envelope)",
     }
-    for key, (sim, theory) in traces.items():
-        steps = list(range(len(sim)))
-        curves[names[key]] = _positive(steps, sim)
-        if theory is not None:
-            curves[names[key] + " (theory)"] = _positive(steps, theory)
-    plot_curves(
-        run.figure_path("ufm_alpha"),
-        curves,
-        xlabel="step",
-        ylabel="α_t = |Wᵀ1|²/K",
-        title=f"UFM, K = {cfg.ufm_classes}",
-        logy=True,
-    )
+    window = max(1, cfg.ufm_steps // 100)
+    for fig, keys in (("ufm_sgd", ("sgd", "sgdw")), ("ufm_signgd", ("signumw", "signum_constant", "signum_inverse"))):
+        curves: dict[str, tuple[list[float], list[float]]] = {}
+        for key in keys:
+            if key not in traces:
+                continue
+            sim, theory = traces[key]
+            steps = list(range(len(sim)))
+            if key.startswith("signum_"):
+                curves[names[key]] = _positive(*_envelope(sim, window))
+            else:
+                curves[names[key]] = _positive(steps, sim)
+            if theory is not None:
+                curves[names[key] + " (theory)"] = _positive(steps, theory)
+        if curves:
+            plot_curves(
+                run.figure_path(fig),
+                curves,
+                xlabel="step",
+                ylabel="α_t = |Wᵀ1|²/K",
+                title=f"UFM, K = {cfg.ufm_classes}",
+                logy=True,
+            )
 
 
 def plot_training(run: RunDir, runs: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> None:

@@ -122,7 +122,7 @@ def run(cfg: NeuralCollapseConfig, run_dir: RunDir) -> dict[str, Any]:
         state = ckpt[1]
     ufm_results, ufm_traces = None, None
     if cfg.ufm:
-        if state.get("ufm") is None or not run_dir.figure_path("ufm_alpha").exists():
+        if state.get("ufm") is None or not run_dir.figure_path("ufm_sgd").exists():
             ufm_results, ufm_traces = run_ufm_study(cfg, device, run_dir.seed)
             state["ufm"] = ufm_results
             plot_ufm(run_dir, ufm_traces, cfg)
