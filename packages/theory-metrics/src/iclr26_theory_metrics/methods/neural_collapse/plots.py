@@ -79,10 +79,20 @@ def plot_ufm(run: RunDir, traces: dict[str, Any], cfg: NeuralCollapseConfig) -> 
 
 
 def plot_training(run: RunDir, runs: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> None:
-    """``figures/epoch_<metric>.png`` (one curve per training run) and ``figures/final_nc0.png``."""
+    """``figures/epoch_<metric>.png`` (one curve per optimizer: its best-NC3 valid run, else its first run; plus
+    the momentum ablation) and ``figures/final_nc0.png`` (every run)."""
     if not runs:
         return
-    labels = {r["index"]: r["label"] + (" (ablation)" if r["role"] == "ablation" else "") for r in runs}
+    shown: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        if r["role"] != "grid":
+            continue
+        cur = shown.get(r["optimizer"])
+        better = r["valid"] and (cur is None or not cur["valid"] or r["final"]["nc3"] < cur["final"]["nc3"])
+        if cur is None or better:
+            shown[r["optimizer"]] = r
+    chosen = [*shown.values(), *(r for r in runs if r["role"] == "ablation")]
+    labels = {r["index"]: r["label"] + (" (ablation)" if r["role"] == "ablation" else "") for r in chosen}
     for metric, logy in EPOCH_METRICS:
         curves: dict[str, tuple[list[float], list[float]]] = {}
         for idx, label in labels.items():
