@@ -1,0 +1,1 @@
+"""Paper methods of the graphs domain (one sub-package each)."""

@@ -1,0 +1,271 @@
+r"""The FGL model (tree fuser over a homophily-guided forest) and the GCN / APPNP / GCNII baselines.
+
+FGL's fuser (§5.1 step 5 of the notes):
+
+.. math::
+    H &= \big( \beta_1 \hat A_{\hat G} + \beta_2 \alpha + (1 - \beta_1 - \beta_2) I \big)^{K_L} X W_H
+        && \text{(local sub-module)} \\
+    H' &= \operatorname{Mean}_k \operatorname{RowNorm}_{L2}\big( f^{(T_k)}(H) \big)
+        && \text{(global sub-module, } T_k \sim P_{\hat G}\text{)} \\
+    H'' &= (1 - \gamma) H' + \gamma H, \qquad \hat y = H'' W_C,
+
+with ``Â_Ĝ`` the GCN-normalised adjacency (self-loops added) of the augmented graph Ĝ and ``α`` the
+homophily estimator's attention matrix on Ĝ. All graph-side quantities (Ĝ, α, the trees) are fixed by
+the pre-processing and held in an :class:`FGLStructure`; only ``W_H``, ``W_A``, ``W_B``, ``W_C`` train.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr26_graphs.errors import GraphInputError
+from iclr26_graphs.nn.forest_conv import Forest, ForestConv, make_forest
+
+Modules = Literal["both", "global", "local"]
+
+__all__ = ["APPNPNet", "FGL", "FGLStructure", "GCNIINet", "GCNNet", "gcn_norm_weights", "make_baseline"]
+
+
+def gcn_norm_weights(edge_index: torch.Tensor, num_nodes: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``Â = D^{-1/2} (A + I) D^{-1/2}`` as arcs ``(edge_index with self-loops, weights)``."""
+    loops = torch.arange(num_nodes, device=edge_index.device)
+    ei = torch.cat([edge_index, torch.stack([loops, loops])], 1)
+    deg = torch.bincount(ei[1], minlength=num_nodes).double()
+    w = deg[ei[0]].rsqrt() * deg[ei[1]].rsqrt()
+    return ei, w.float()
+
+
+def _spmm(edge_index: torch.Tensor, weight: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """``(M h)_i = Σ_{arcs (j, i)} w · h_j``."""
+    return torch.zeros_like(h).index_add(0, edge_index[1], weight[:, None].to(h.dtype) * h[edge_index[0]])
+
+
+@dataclass(frozen=True)
+class FGLStructure:
+    """The pre-processed graph side of FGL (see :func:`iclr26_graphs.methods.fgl.preprocess.build_structure`).
+
+    Attributes:
+        num_nodes: ``n``.
+        edge_index: ``[2, E']``: arcs of the augmented graph Ĝ (both directions, no self-loops),
+            ``(source j, target i)``.
+        attention: ``[E']``: ``α_{i→j}`` (target attends to source; sums to 1 over a target's arcs).
+        forest: ``N_T`` spanning forests of Ĝ, rooted at their centroids.
+    """
+
+    num_nodes: int
+    edge_index: torch.Tensor
+    attention: torch.Tensor
+    forest: Forest
+
+    def to(self, device: torch.device | str) -> FGLStructure:
+        """The same structure on ``device``."""
+        device = torch.device(device)
+        return FGLStructure(
+            self.num_nodes,
+            self.edge_index.to(device),
+            self.attention.to(device),
+            make_forest(self.edge_index.to(device), self.num_nodes, self.forest.trees.to(device)),
+        )
+
+    def permute(self, perm: torch.Tensor) -> FGLStructure:
+        """The structure of the graph whose node ``i`` is node ``perm[i]`` of this one."""
+        inv = torch.empty_like(perm)
+        inv[perm] = torch.arange(perm.numel(), device=perm.device)
+        ei = inv[self.edge_index]
+        trees = inv[self.forest.trees]
+        return FGLStructure(self.num_nodes, ei, self.attention.clone(), make_forest(ei, self.num_nodes, trees))
+
+    def with_trees(self, trees: torch.Tensor) -> FGLStructure:
+        """The same Ĝ and attention with other trees ``[N_T, 2, m]``."""
+        return replace(self, forest=make_forest(self.edge_index, self.num_nodes, trees))
+
+
+class FGL(nn.Module):
+    """Forest-based graph learning for semi-supervised node classification.
+
+    Args:
+        in_channels: Feature size ``f``.
+        out_channels: Number of classes ``C``.
+        hidden_channels: ``d`` (size of ``H``).
+        num_trees: ``N_T``.
+        beta1, beta2: Weights of ``Â_Ĝ`` and ``α`` in the local propagation (``β1 + β2 ≤ 1``).
+        k_local: ``K_L``, propagation steps of the local sub-module.
+        gamma: ``γ``, the weight of the local ``H`` in ``H''``.
+        dropout: Dropout on the input and on ``H''``.
+        modules: ``"both"``; ``"global"`` = without the local sub-module (``H = X W_H``); ``"local"`` =
+            without the global sub-module (``H'' = H``).
+        normalize_tree_weights: Rescale α over each node's tree neighbours (see :class:`ForestConv`).
+
+    ``forward(x [n, f], edge_index=None, structure=None) -> logits [n, C]``; the structure is the one set
+    by :meth:`set_structure` unless given (``edge_index`` is only checked against it).
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        *,
+        hidden_channels: int = 64,
+        num_trees: int = 8,
+        beta1: float = 0.3,
+        beta2: float = 0.5,
+        k_local: int = 2,
+        gamma: float = 0.3,
+        dropout: float = 0.5,
+        modules: Modules = "both",
+        normalize_tree_weights: bool = True,
+    ) -> None:
+        super().__init__()
+        if not (0 <= beta1 and 0 <= beta2 and beta1 + beta2 <= 1):
+            raise GraphInputError(f"beta1 = {beta1}, beta2 = {beta2}: need beta1, beta2 >= 0 and beta1 + beta2 <= 1")
+        if modules not in ("both", "global", "local"):
+            raise GraphInputError(f"modules = {modules!r}: expected 'both', 'global' or 'local'")
+        self.beta1, self.beta2, self.k_local, self.gamma = beta1, beta2, k_local, gamma
+        self.dropout, self.modules = dropout, modules
+        self.lin_h = nn.Linear(in_channels, hidden_channels)
+        self.conv = ForestConv(
+            hidden_channels, hidden_channels, num_trees, normalize=normalize_tree_weights, cached=False
+        )
+        self.classifier = nn.Linear(hidden_channels, out_channels)
+        self.structure: FGLStructure | None = None
+        self._norm: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def set_structure(self, structure: FGLStructure) -> FGL:
+        """Use ``structure`` (Ĝ, α, trees) in later calls; returns self."""
+        self.structure = structure
+        self._norm = gcn_norm_weights(structure.edge_index, structure.num_nodes)
+        return self
+
+    def local(self, x: torch.Tensor, s: FGLStructure, norm: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        """``H = (β1 Â + β2 α + (1−β1−β2) I)^{K_L} X W_H`` (``X W_H`` alone without the local module)."""
+        h = self.lin_h(x)
+        if self.modules == "global":
+            return h
+        for _ in range(self.k_local):
+            h = (
+                self.beta1 * _spmm(norm[0], norm[1], h)
+                + self.beta2 * _spmm(s.edge_index, s.attention, h)
+                + (1 - self.beta1 - self.beta2) * h
+            )
+        return h
+
+    def forward(
+        self, x: torch.Tensor, edge_index: torch.Tensor | None = None, structure: FGLStructure | None = None
+    ) -> torch.Tensor:
+        s = structure if structure is not None else self.structure
+        if s is None:
+            raise GraphInputError("FGL has no structure: build one with build_structure(...) and call set_structure")
+        if x.dim() != 2 or x.size(0) != s.num_nodes:
+            raise GraphInputError(f"x has shape {tuple(x.shape)} but the structure has {s.num_nodes} nodes")
+        if not bool(torch.isfinite(x).all()):
+            raise GraphInputError("x holds NaN or inf values")
+        if edge_index is not None and edge_index.numel() and int(edge_index.max()) >= s.num_nodes:
+            raise GraphInputError(f"edge_index holds node ids >= {s.num_nodes} (the structure's node count)")
+        norm = (
+            self._norm
+            if (structure is None and self._norm is not None)
+            else gcn_norm_weights(s.edge_index, s.num_nodes)
+        )
+        x = F.dropout(x, self.dropout, self.training)
+        h = self.local(x, s, norm)
+        if self.modules == "local":
+            out = h
+        else:
+            glob = self.conv(h, s.edge_index, s.attention, forest=s.forest)
+            out = (1 - self.gamma) * glob + self.gamma * h
+        out = F.dropout(out, self.dropout, self.training)
+        return self.classifier(out)
+
+
+class GCNNet(nn.Module):
+    """Two-layer GCN (Kipf & Welling) with PyG's ``GCNConv``."""
+
+    def __init__(self, in_channels: int, out_channels: int, hidden: int = 64, dropout: float = 0.5) -> None:
+        super().__init__()
+        from torch_geometric.nn import GCNConv
+
+        self.conv1 = GCNConv(in_channels, hidden, cached=True)
+        self.conv2 = GCNConv(hidden, out_channels, cached=True)
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        x = F.dropout(x, self.dropout, self.training)
+        x = F.relu(self.conv1(x, edge_index))
+        x = F.dropout(x, self.dropout, self.training)
+        return self.conv2(x, edge_index)
+
+
+class APPNPNet(nn.Module):
+    """APPNP (Gasteiger et al.): a two-layer MLP, then PyG's ``APPNP`` propagation (``K``, ``α``)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        hidden: int = 64,
+        dropout: float = 0.5,
+        k: int = 10,
+        alpha: float = 0.1,
+    ) -> None:
+        super().__init__()
+        from torch_geometric.nn import APPNP
+
+        self.lin1 = nn.Linear(in_channels, hidden)
+        self.lin2 = nn.Linear(hidden, out_channels)
+        self.prop = APPNP(k, alpha, cached=True)
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        x = F.dropout(x, self.dropout, self.training)
+        x = F.relu(self.lin1(x))
+        x = F.dropout(x, self.dropout, self.training)
+        return self.prop(self.lin2(x), edge_index)
+
+
+class GCNIINet(nn.Module):
+    """GCNII (Chen et al. 2020) with PyG's ``GCN2Conv`` (initial residual ``α``, identity mapping ``θ``)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        hidden: int = 64,
+        dropout: float = 0.5,
+        layers: int = 8,
+        alpha: float = 0.1,
+        theta: float = 0.5,
+    ) -> None:
+        super().__init__()
+        from torch_geometric.nn import GCN2Conv
+
+        self.lin_in = nn.Linear(in_channels, hidden)
+        self.convs = nn.ModuleList(GCN2Conv(hidden, alpha, theta, layer=i + 1, cached=True) for i in range(layers))
+        self.lin_out = nn.Linear(hidden, out_channels)
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        x = F.dropout(x, self.dropout, self.training)
+        x = x0 = F.relu(self.lin_in(x))
+        for conv in self.convs:
+            x = F.dropout(x, self.dropout, self.training)
+            x = F.relu(conv(x, x0, edge_index))
+        x = F.dropout(x, self.dropout, self.training)
+        return self.lin_out(x)
+
+
+def make_baseline(name: str, in_channels: int, out_channels: int, **kw: float) -> nn.Module:
+    """``gcn``, ``appnp`` or ``gcnii`` with keyword hyper-parameters."""
+    if name == "gcn":
+        return GCNNet(in_channels, out_channels, hidden=int(kw["hidden"]), dropout=kw["dropout"])
+    if name == "appnp":
+        return APPNPNet(
+            in_channels, out_channels, int(kw["hidden"]), kw["dropout"], k=int(kw["appnp_k"]), alpha=kw["appnp_alpha"]
+        )
+    if name == "gcnii":
+        return GCNIINet(in_channels, out_channels, int(kw["hidden"]), kw["dropout"], layers=int(kw["gcnii_layers"]))
+    raise GraphInputError(f"unknown baseline {name!r}: expected gcn, appnp or gcnii")

@@ -1,0 +1,279 @@
+"""``fgl`` run: FGL, its ablations and the baselines under one training loop, over graphs and seeds.
+
+For every graph (one per cSBM ``φ``, or the named data set) and seed: load the graph and split, run FGL's
+pre-processing once, train FGL (and, on the ablation graph, the variants that reuse the same Ĝ and α:
+uniform trees, a single tree, without global, without local), then every baseline. Each (graph, seed)
+unit is checkpointed, so ``--resume`` continues after the last finished unit.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr26_graphs.data.csbm import CsbmParams
+from iclr26_graphs.data.registry import load_graph
+from iclr26_graphs.methods.fgl.config import FGLConfig
+from iclr26_graphs.methods.fgl.model import FGL, FGLStructure, make_baseline
+from iclr26_graphs.methods.fgl.preprocess import build_structure, sample_trees, tree_homophily
+from iclr26_shared.plotting import plot_bars, plot_curves
+from iclr26_shared.runs import RunDir
+from iclr26_shared.seeding import seed_everything
+
+__all__ = ["graph_names", "run", "train_node_classifier"]
+
+
+def train_node_classifier(
+    model: nn.Module,
+    forward: Callable[[], torch.Tensor],
+    y: torch.Tensor,
+    train_mask: torch.Tensor,
+    val_mask: torch.Tensor,
+    test_mask: torch.Tensor,
+    *,
+    epochs: int,
+    lr: float,
+    weight_decay: float,
+    patience: int,
+) -> dict[str, float]:
+    """Full-batch Adam on the training nodes; the test accuracy is read at the best validation epoch."""
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    best_val, test_at_best, best_epoch = -1.0, 0.0, 0
+    t0 = time.perf_counter()
+    epoch = 0
+    for epoch in range(1, epochs + 1):
+        model.train()
+        opt.zero_grad()
+        loss = F.cross_entropy(forward()[train_mask], y[train_mask])
+        loss.backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            pred = forward().argmax(-1)
+        val = float((pred[val_mask] == y[val_mask]).float().mean())
+        if val > best_val:
+            best_val, best_epoch = val, epoch
+            test_at_best = float((pred[test_mask] == y[test_mask]).float().mean())
+        elif epoch - best_epoch >= patience:
+            break
+    return {
+        "val_acc": best_val,
+        "test_acc": test_at_best,
+        "best_epoch": best_epoch,
+        "epochs": epoch,
+        "seconds_per_epoch": (time.perf_counter() - t0) / max(epoch, 1),
+    }
+
+
+def graph_names(cfg: FGLConfig) -> list[tuple[str, float | None]]:
+    """``(label, φ)`` of every graph the run covers."""
+    if cfg.dataset == "csbm":
+        return [(f"csbm(phi={phi:+.2f})", phi) for phi in cfg.phis]
+    return [(cfg.dataset, None)]
+
+
+def _fgl(cfg: FGLConfig, data: Any, modules: str | None = None) -> FGL:
+    return FGL(
+        data.num_features,
+        data.num_classes,
+        hidden_channels=cfg.hidden,
+        num_trees=cfg.num_trees,
+        beta1=cfg.beta1,
+        beta2=cfg.beta2,
+        k_local=cfg.k_local,
+        gamma=cfg.gamma,
+        dropout=cfg.dropout,
+        modules=modules or cfg.modules,  # type: ignore[arg-type]
+        normalize_tree_weights=cfg.normalize_tree_weights,
+    )
+
+
+def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: torch.device) -> dict[str, Any]:
+    """One graph and seed: every model's test accuracy and the tree diagnostics."""
+    params = None
+    if phi is not None:
+        params = CsbmParams(cfg.csbm_nodes, cfg.csbm_features, cfg.csbm_degree, cfg.csbm_epsilon, phi)
+    data = load_graph(
+        cfg.dataset,
+        seed=seed,
+        csbm=params,
+        train_per_class=cfg.train_per_class,
+        val_per_class=cfg.val_per_class,
+        split_index=cfg.split_index,
+    ).to(device)
+    masks = (data.y, data.train_mask, data.val_mask, data.test_mask)
+    fit = dict(epochs=cfg.epochs, lr=cfg.lr, weight_decay=cfg.weight_decay, patience=cfg.patience)
+    gen = torch.Generator(device=device).manual_seed(seed)
+    seed_everything(seed)
+    t0 = time.perf_counter()
+    structure, diag = build_structure(
+        data.x,
+        data.edge_index,
+        data.y,
+        data.train_mask,
+        data.val_mask,
+        num_trees=cfg.num_trees,
+        knn_k=cfg.knn_k,
+        pseudo_model=cfg.pseudo_model,
+        pseudo_epochs=cfg.pseudo_epochs,
+        estimator_channels=cfg.estimator_channels,
+        estimator_epochs=cfg.estimator_epochs,
+        lr=cfg.lr,
+        weight_decay=cfg.weight_decay,
+        uniform_trees=cfg.tree_sampling == "uniform",
+        sampler=cfg.sampler,
+        generator=gen,
+    )
+    diag["preprocess_seconds"] = time.perf_counter() - t0
+    variants: dict[str, tuple[FGLStructure, str | None]] = {"fgl": (structure, None)}
+    if ablate:
+        uniform = sample_trees(structure.edge_index, None, data.num_nodes, cfg.num_trees, gen, sampler=cfg.sampler)
+        guided = sample_trees(
+            structure.edge_index, structure.attention, data.num_nodes, cfg.num_trees, gen, sampler=cfg.sampler
+        )
+        trees = guided if cfg.tree_sampling == "homophily" else uniform
+        diag["tree_homophily_guided"] = tree_homophily(guided, data.y)
+        diag["tree_homophily_uniform"] = tree_homophily(uniform, data.y)
+        variants["fgl-uniform"] = (structure.with_trees(uniform), None)
+        variants["fgl-single-tree"] = (structure.with_trees(trees[:1]), None)
+        variants["fgl-no-global"] = (structure, "local")
+        variants["fgl-no-local"] = (structure, "global")
+    results: dict[str, Any] = {}
+    for name, (struct, modules) in variants.items():
+        torch.manual_seed(seed)
+        model = _fgl(cfg, data, modules).to(device).set_structure(struct)
+        results[name] = train_node_classifier(model, lambda m=model: m(data.x), *masks, **fit)
+    for name in cfg.baselines:
+        torch.manual_seed(seed)
+        kw = dict(
+            hidden=cfg.hidden,
+            dropout=cfg.dropout,
+            appnp_k=cfg.appnp_k,
+            appnp_alpha=cfg.appnp_alpha,
+            gcnii_layers=cfg.gcnii_layers,
+        )
+        model = make_baseline(name, data.num_features, data.num_classes, **kw).to(device)
+        results[name] = train_node_classifier(model, lambda m=model: m(data.x, data.edge_index), *masks, **fit)
+    return {"seed": seed, "homophily": data.homophily, "models": results, "diagnostics": diag}
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {
+        "mean": statistics.fmean(values),
+        "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "n": len(values),
+    }
+
+
+def _aggregate(cfg: FGLConfig, units: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    graphs = []
+    for label, phi in graph_names(cfg):
+        rows = units.get(label, [])
+        if not rows:
+            continue
+        methods = sorted({m for r in rows for m in r["models"]})
+        entry: dict[str, Any] = {
+            "graph": label,
+            "phi": phi,
+            "homophily": statistics.fmean(r["homophily"] for r in rows),
+            "accuracy": {
+                m: {
+                    **_summary([r["models"][m]["test_acc"] for r in rows]),
+                    "values": [r["models"][m]["test_acc"] for r in rows],
+                }
+                for m in methods
+            },
+            "seconds_per_epoch": {
+                m: statistics.fmean(r["models"][m]["seconds_per_epoch"] for r in rows) for m in methods
+            },
+        }
+        for key in (
+            "homophily_augmented",
+            "homophily_trees",
+            "homophily_knn",
+            "pseudo_test_acc",
+            "tree_homophily_guided",
+            "tree_homophily_uniform",
+            "preprocess_seconds",
+        ):
+            vals = [r["diagnostics"][key] for r in rows if key in r["diagnostics"]]
+            vals = [v for v in vals if not (isinstance(v, float) and math.isnan(v))]
+            if vals:
+                entry[key] = _summary(vals)
+        entry["pseudo_models"] = [r["diagnostics"]["pseudo_model"] for r in rows]
+        graphs.append(entry)
+    return graphs
+
+
+def _figures(run: RunDir, graphs: list[dict[str, Any]], ablation_graph: str | None) -> None:
+    if len(graphs) > 1:
+        order = sorted(graphs, key=lambda g: g["homophily"])
+        xs = [g["homophily"] for g in order]
+        main = [m for m in ("fgl", "gcn", "appnp", "gcnii") if all(m in g["accuracy"] for g in order)]
+        curves = {m: (xs, [g["accuracy"][m]["mean"] for g in order]) for m in main}
+        bands = {
+            m: (
+                [g["accuracy"][m]["mean"] - g["accuracy"][m]["std"] for g in order],
+                [g["accuracy"][m]["mean"] + g["accuracy"][m]["std"] for g in order],
+            )
+            for m in main
+        }
+        plot_curves(
+            run.figure_path("accuracy_vs_homophily"),
+            curves,
+            bands=bands,
+            xlabel="edge homophily of the graph",
+            ylabel="test accuracy",
+            title="cSBM: accuracy vs homophily (mean ± std over seeds)",
+        )
+    abl = next((g for g in graphs if g["graph"] == ablation_graph), None)
+    if abl is not None and "fgl-uniform" in abl["accuracy"]:
+        names = ["fgl", "fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"]
+        names += [b for b in ("gcn", "appnp", "gcnii") if b in abl["accuracy"]]
+        plot_bars(
+            run.figure_path("ablation"),
+            {n: abl["accuracy"][n]["mean"] for n in names},
+            errors={n: abl["accuracy"][n]["std"] for n in names},
+            ylabel="test accuracy",
+            title=f"ablation on {abl['graph']}",
+        )
+
+
+def run(cfg: FGLConfig, run: RunDir) -> dict[str, Any]:
+    """Train and evaluate every (graph, seed) unit; returns the aggregated results (see README)."""
+    device = run.device
+    plan = [(label, phi, run.seed + s) for label, phi in graph_names(cfg) for s in range(cfg.seeds)]
+    ablation_graph = graph_names(cfg)[0][0] if cfg.dataset != "csbm" else f"csbm(phi={cfg.ablation_phi:+.2f})"
+    units: dict[str, list[dict[str, Any]]] = {}
+    start = 0
+    ckpt = run.load_checkpoint()
+    if ckpt is not None:
+        start, state = ckpt
+        units = state["units"]
+    t0 = time.perf_counter()
+    with run.progress(len(plan), "fgl", completed=start) as bar:
+        for step in range(start + 1, len(plan) + 1):
+            label, phi, seed = plan[step - 1]
+            ablate = cfg.ablations and label == ablation_graph
+            res = _unit(cfg, phi, seed, ablate, device)
+            units.setdefault(label, []).append(res)
+            accs = {f"acc_{m}": r["test_acc"] for m, r in res["models"].items()}
+            run.log(step, graph=label, seed=seed, homophily=res["homophily"], **accs)
+            bar.advance(**{k: v for k, v in accs.items() if k in ("acc_fgl", "acc_gcn")})
+            run.save_checkpoint(step, {"units": units})
+    graphs = _aggregate(cfg, units)
+    _figures(run, graphs, ablation_graph if cfg.ablations else None)
+    return {
+        "dataset": cfg.dataset,
+        "ablation_graph": ablation_graph if cfg.ablations else None,
+        "seeds": cfg.seeds,
+        "graphs": graphs,
+        "wall_seconds": time.perf_counter() - t0,
+    }

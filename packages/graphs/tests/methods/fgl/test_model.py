@@ -1,0 +1,176 @@
+"""FGL: config validation, pre-processing, equivariance, bad input, the claims, a smoke run."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+import torch
+
+from iclr26_graphs import FGL
+from iclr26_graphs.cli import METHODS
+from iclr26_graphs.data import CsbmParams, load_graph
+from iclr26_graphs.errors import GraphInputError
+from iclr26_graphs.methods.fgl.claims import claims, report
+from iclr26_graphs.methods.fgl.config import PRESETS
+from iclr26_graphs.methods.fgl.preprocess import build_structure, knn_edges
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.testing import assert_close, smoke_run
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return load_graph("csbm", seed=0, csbm=CsbmParams(120, 48, phi=-0.5), val_per_class=20)
+
+
+@pytest.fixture(scope="module")
+def structure(graph):
+    return build_structure(
+        graph.x,
+        graph.edge_index,
+        graph.y,
+        graph.train_mask,
+        graph.val_mask,
+        num_trees=3,
+        pseudo_epochs=20,
+        estimator_epochs=20,
+        generator=torch.Generator().manual_seed(0),
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("beta2", 0.9),
+        ("dataset", "nope"),
+        ("k_local", 3),
+        ("ablation_phi", 0.1),
+        ("compare", "gcn,gat"),
+        ("phis", (2.0,)),
+        ("num_trees", 0),
+        ("csbm_nodes", 7),
+    ],
+)
+def test_config_rejects_bad_values(field: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=field.split("_")[0]):
+        dataclasses.replace(PRESETS["quick"], **{field: value})
+
+
+def test_presets_are_valid() -> None:
+    assert set(PRESETS) >= {"smoke", "quick", "full"}
+    assert PRESETS["full"].csbm_nodes == 5000 and 6 <= PRESETS["quick"].num_trees <= 10
+
+
+def test_structure_is_a_valid_augmented_graph(graph, structure) -> None:
+    s, diag = structure
+    n = graph.num_nodes
+    assert s.num_nodes == n and s.forest.trees.shape[:2] == (3, 2)
+    assert not bool((s.edge_index[0] == s.edge_index[1]).any())
+    # attention sums to one over each target's arcs
+    total = torch.zeros(n).index_add(0, s.edge_index[1], s.attention)
+    assert_close(total, torch.ones(n))
+    assert 0 <= diag["homophily_trees"] <= 1 and diag["pseudo_model"] in ("linear", "sgc")
+
+
+def test_knn_edges() -> None:
+    pts = torch.tensor([[0.0], [0.1], [5.0], [5.2]])
+    ei = knn_edges(pts, 1)
+    assert ei.tolist() == [[1, 0, 3, 2], [0, 1, 2, 3]]
+
+
+def test_fgl_is_permutation_equivariant(graph, structure) -> None:
+    s, _ = structure
+    torch.manual_seed(0)
+    model = FGL(graph.num_features, 2, hidden_channels=8, num_trees=3).double().eval()
+    perm = torch.randperm(graph.num_nodes)
+    x = graph.x.double()
+    out = model(x, structure=s)
+    out_p = model(x[perm], structure=s.permute(perm))
+    assert_close(out_p, out[perm])
+
+
+@pytest.mark.parametrize("modules", ["both", "global", "local"])
+def test_fgl_trains_and_backprops(graph, structure, modules: str) -> None:
+    s, _ = structure
+    model = FGL(graph.num_features, 2, hidden_channels=8, num_trees=3, modules=modules).set_structure(s)
+    out = model(graph.x, graph.edge_index)
+    assert out.shape == (graph.num_nodes, 2)
+    out.sum().backward()
+    assert model.lin_h.weight.grad is not None and torch.isfinite(model.lin_h.weight.grad).all()
+
+
+def test_fgl_bad_input(graph, structure) -> None:
+    s, _ = structure
+    model = FGL(graph.num_features, 2, hidden_channels=8, num_trees=3)
+    with pytest.raises(GraphInputError, match="no structure"):
+        model(graph.x)
+    model.set_structure(s)
+    bad = graph.x.clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(GraphInputError, match="NaN"):
+        model(bad)
+    with pytest.raises(GraphInputError, match="nodes"):
+        model(graph.x[:-1])
+    with pytest.raises(GraphInputError, match="beta1"):
+        FGL(4, 2, beta1=0.8, beta2=0.5)
+    with pytest.raises(GraphInputError, match="self-loops"):
+        loops = torch.arange(graph.num_nodes).repeat(2, 1)
+        build_structure(graph.x, loops, graph.y, graph.train_mask, graph.val_mask)
+    with pytest.raises(GraphInputError, match="outside"):
+        build_structure(graph.x, graph.edge_index + graph.num_nodes, graph.y, graph.train_mask, graph.val_mask)
+    with pytest.raises(GraphInputError, match="NaN"):
+        build_structure(bad, graph.edge_index, graph.y, graph.train_mask, graph.val_mask)
+
+
+def _results(fgl_h: float, gcn_h: float, fgl_o: float, gcn_o: float, uni: float, single: float) -> dict:
+    def acc(v: float) -> dict:
+        return {"mean": v, "std": 0.0, "n": 1, "values": [v]}
+
+    return {
+        "ablation_graph": "het",
+        "graphs": [
+            {
+                "graph": "het",
+                "homophily": 0.2,
+                "accuracy": {
+                    "fgl": acc(fgl_h),
+                    "gcn": acc(gcn_h),
+                    "fgl-uniform": acc(uni),
+                    "fgl-single-tree": acc(single),
+                },
+                "tree_homophily_guided": {"mean": 0.6},
+                "tree_homophily_uniform": {"mean": 0.4},
+            },
+            {"graph": "hom", "homophily": 0.8, "accuracy": {"fgl": acc(fgl_o), "gcn": acc(gcn_o)}},
+        ],
+    }
+
+
+def test_claims_hold_and_fail() -> None:
+    good = claims(_results(0.8, 0.6, 0.9, 0.9, 0.7, 0.75))
+    assert len(good) == 5 and all(c.holds for c in good)
+    bad = claims(_results(0.62, 0.6, 0.8, 0.9, 0.85, 0.9))
+    assert [c.holds for c in bad] == [False, False, True, False, False]
+    assert "fgl-uniform" in report(_results(0.8, 0.6, 0.9, 0.9, 0.7, 0.75))
+
+
+def test_smoke_run_writes_a_valid_run_directory(tmp_path) -> None:
+    spec = METHODS["fgl"]
+    run, results = smoke_run(
+        spec, tmp_path, epochs=5, pseudo_epochs=5, estimator_epochs=5, phis=(-0.5,), ablation_phi=-0.5
+    )
+    assert [g["graph"] for g in results["graphs"]] == ["csbm(phi=-0.50)"]
+    accs = results["graphs"][0]["accuracy"]
+    assert {"fgl", "gcn", "fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"} <= set(accs)
+    assert all(0 <= a["mean"] <= 1 for a in accs.values())
+    assert (run.path / "figures" / "ablation.png").is_file()
+    json.loads((run.path / "results.json").read_text())
+
+
+def test_cli_bad_flag_exits_2_with_one_line() -> None:
+    from iclr26_graphs.cli import main
+    from iclr26_shared.testing import run_cli
+
+    res = run_cli(main, ["fgl", "--preset", "smoke", "--beta2", "0.9"])
+    assert res.code == 2 and "beta2" in res.err and len(res.err.strip().splitlines()) == 1
