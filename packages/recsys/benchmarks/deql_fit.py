@@ -5,9 +5,10 @@ Synthetic power-law data: ``4n`` users, each with ~30 items drawn with probabili
 * ``fit``: one ``fit(X)`` per model and size (DEQL with the default structured solver and with the
   authors' rank-1 algorithm), wall time and peak extra resident memory (CPU: RSS sampled every 2 ms by
   a thread, minus the RSS before the fit; CUDA: ``torch.cuda.max_memory_allocated``).
-* ``sweep``: DEQL for 10 values of ``b`` (one ``p``) — :func:`~iclr26_recsys.deql_path` (one
-  eigendecomposition shared by all ``b``) vs fitting each ``b`` from scratch with the authors' rank-1
-  algorithm, for ``l2 = 0`` and ``l2 > 0``;
+* ``sweep``: DEQL for 10 values of ``b`` (one ``p``), dense ``B_`` for each —
+  :func:`~iclr26_recsys.deql_path` (``l2 = 0``: one Cholesky inverse shared by every ``b``; ``l2 > 0``:
+  one structured solve per ``b`` sharing ``G``) vs fitting each ``b`` from scratch with the authors'
+  rank-1 algorithm;
 * ``sweep_scoring``: what ``--sweep`` does — score ``n/2`` fold-in users for the 10 ``b`` values (``l2 > 0``)
   from one :class:`~iclr26_recsys.ops.GramFactorization` vs rank-1 fit + ``predict`` per ``b``.
 
