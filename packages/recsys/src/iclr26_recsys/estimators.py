@@ -12,7 +12,7 @@ linear algebra runs on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"aut
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import numpy as np
 import torch
@@ -47,7 +47,9 @@ def _resolve(device: str | torch.device, dtype: str) -> tuple[torch.device, torc
     return dev, _DTYPES[dtype]
 
 
-def _check_param(name: str, value: float, *, low: float = 0.0, high: float | None = None, high_open: bool = False):
+def _check_param(
+    name: str, value: float, *, low: float = 0.0, high: float | None = None, high_open: bool = False
+) -> None:
     ok = isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value) and value >= low
     if ok and high is not None:
         ok = value < high if high_open else value <= high
@@ -85,7 +87,7 @@ class _LinearAutoencoder:
         """True when an item without interactions makes the system singular."""
         return float(getattr(self, "l2", 0.0)) == 0.0
 
-    def fit(self, X: Any, y: None = None) -> _LinearAutoencoder:
+    def fit(self, X: Any, y: None = None) -> Self:
         """Learn ``B_`` from the user×item matrix ``X`` (``[m, n]``); returns ``self``."""
         G = gram_matrix(X, device=self.device, dtype=self.dtype)
         empty = torch.nonzero(torch.diagonal(G) == 0).flatten().tolist()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -116,7 +117,13 @@ class MinimizeResult:
     history: list[float]
 
 
-def _largest_hessian_eigenvalue(loss_fn, shape, dtype, device, iters: int = 30) -> float:  # noqa: ANN001
+def _largest_hessian_eigenvalue(
+    loss_fn: Callable[[torch.Tensor], torch.Tensor],
+    shape: tuple[int, int],
+    dtype: torch.dtype,
+    device: torch.device,
+    iters: int = 30,
+) -> float:
     """Power iteration with Hessian-vector products (the objective is quadratic: ``∇f(v) − ∇f(0) = Hv``)."""
     zero = torch.zeros(shape, dtype=dtype, device=device, requires_grad=True)
     (g0,) = torch.autograd.grad(loss_fn(zero), zero)

@@ -13,7 +13,9 @@ __all__ = ["PRESETS", "DEQLConfig"]
 Dataset = Literal["ml-100k", "ml-100k-raw", "ml-1m", "ml-20m", "netflix", "msd", "csv"]
 
 
-def _check_grid(name: str, values: tuple[float, ...], *, low: float, high: float | None = None, open_low: bool = False):
+def _check_grid(
+    name: str, values: tuple[float, ...], *, low: float, high: float | None = None, open_low: bool = False
+) -> None:
     if not values:
         raise ConfigError(name, values, "at least one value")
     for v in values:
