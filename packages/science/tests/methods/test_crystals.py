@@ -70,6 +70,24 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert any("cft/val_mae" in r for r in rows)
 
 
+def test_resume_skips_finished_phases(tmp_path: Path) -> None:
+    from iclr26_shared.runner import CommonFlags, execute
+
+    spec = cli.METHODS["crystals"]
+    cfg = dataclasses.replace(spec.preset("smoke"), run_e3nn=False, invariance_groups=2)
+    flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True)
+    run, first, _ = execute(spec, cfg, flags)
+    (run.path / "results.json").unlink()  # as if killed after the last checkpoint
+    rows = len((run.path / "metrics.jsonl").read_text().splitlines())
+    run2, second, _ = execute(spec, cfg, dataclasses.replace(flags, resume=True))
+    assert run2.path == run.path
+    assert second["cft"] == first["cft"] and second["plain"] == first["plain"]
+    assert len((run.path / "metrics.jsonl").read_text().splitlines()) == rows  # nothing re-run or trimmed
+    steps = [json.loads(line)["step"] for line in (run.path / "metrics.jsonl").read_text().splitlines()]
+    assert steps == sorted(set(steps))
+    assert "e3nn" not in second
+
+
 def test_cli_rejects_a_bad_flag_with_exit_code_2(tmp_path: Path) -> None:
     res = run_cli(cli.main, ["crystals", "--preset", "smoke", "--per-group", "0", "--out-dir", str(tmp_path)])
     assert res.code == 2 and "per_group" in res.err

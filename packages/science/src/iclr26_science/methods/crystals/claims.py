@@ -100,6 +100,13 @@ def crystals_report(results: Mapping[str, Any]) -> str:
                 f"| {m} | {r['test_mae']:.4f} | {r['holdout_mae']:.4f} | {r['real_mae']:.4f} | "
                 f"{r['train_s_per_epoch']:.3g} | {r['inference_structures_per_s']:.4g} |"
             )
+    per_group = {m: results[m].get("holdout_mae_per_group", {}) for m in ("cft", "plain", "e3nn") if m in results}
+    groups = sorted({g for v in per_group.values() for g in v}, key=int)
+    if groups:
+        lines += ["", "Held-out MAE per group (eV/atom):", "", "| model | " + " | ".join(groups) + " |",
+                  "|---|" + "---|" * len(groups)]  # fmt: skip
+        for m, v in per_group.items():
+            lines.append(f"| {m} | " + " | ".join(f"{v[g]:.3f}" if g in v else "—" for g in groups) + " |")
     d = results.get("data", {})
     lines += ["", f"Data: {d.get('num_crystals')} {d.get('generator')} crystals, split {d.get('split_sizes')}, "
               f"held-out detected groups {d.get('holdout_detected_groups')}; target EMT eV/atom "

@@ -167,9 +167,11 @@ def _fit(
     make_batch: Callable[[np.ndarray], Any],
     targets: torch.Tensor,
     split: dict[str, np.ndarray],
+    groups: np.ndarray,
     cfg: CrystalsConfig,
     lr: float,
     run: RunDir,
+    log: Callable[..., None],
     seed: int,
     extra_eval: dict[str, Callable[[], tuple[torch.Tensor, torch.Tensor]]],
 ) -> dict[str, Any]:
@@ -217,14 +219,19 @@ def _fit(
             if val_mae < best[0]:
                 best = (val_mae, {k: v.detach().clone() for k, v in model.state_dict().items()})
             train_loss = total / len(split["train"])
-            run.log(epoch, **{f"{name}/train_loss": train_loss, f"{name}/val_mae": val_mae})
+            log(**{"epoch": epoch, f"{name}/train_loss": train_loss, f"{name}/val_mae": val_mae})
             bar.advance(1, loss=train_loss, val_mae=val_mae)
     if best[1] is not None:
         model.load_state_dict(best[1])
     result: dict[str, Any] = {"best_val_mae": best[0], "train_s_per_epoch": train_time / cfg.epochs}
     for part in ("test", "holdout", "train"):
         idx = split[part]
-        result[f"{part}_mae"] = float((predict(idx) - y[idx]).abs().mean())
+        err = (predict(idx) - y[idx]).abs().cpu().numpy()
+        result[f"{part}_mae"] = float(err.mean())
+        if part == "holdout":
+            result["holdout_mae_per_group"] = {
+                str(g): float(err[groups[idx] == g].mean()) for g in np.unique(groups[idx])
+            }
     t0 = time.perf_counter()
     predict(split["test"])
     if device.type == "cuda":
@@ -250,21 +257,30 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
     results: dict[str, Any] = {}
     encoder_state: dict[str, torch.Tensor] | None = None
     done = 0
+    step = [0]  # one global, increasing metrics step, so a resume trims metrics.jsonl correctly
     ckpt = run.load_checkpoint()
     if ckpt is not None:
-        done, state = ckpt
+        step[0], state = ckpt
+        step[0] += 1
+        done = int(state["phase"])
         results = json.loads(state["results"])
         encoder_state = state.get("encoder") or None
 
+    def log(**metrics: float) -> None:
+        run.log(step[0], **metrics)
+        step[0] += 1
+
     def save(phase: int) -> None:
-        run.save_checkpoint(phase, {"results": json.dumps(results), "encoder": encoder_state or {}})
+        state = {"phase": phase, "results": json.dumps(results), "encoder": encoder_state or {}}
+        run.save_checkpoint(step[0], state)
+        step[0] += 1
 
     torch.manual_seed(run.seed)
     # 1. invariance of the basis for (a sample of) all groups
     if done < 1:
         groups = np.unique(np.linspace(1, 230, cfg.invariance_groups).round().astype(int)).tolist()
         results["invariance"] = check_invariance(groups, cfg.num_basis, cfg.invariance_points, seed=run.seed)
-        run.log(0, invariance_max_rel_error=results["invariance"]["max_rel_error"])
+        log(invariance_max_rel_error=results["invariance"]["max_rel_error"])
         save(1)
 
     t0 = time.perf_counter()
@@ -308,7 +324,7 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
             losses = pretrain_encoding(
                 model.encoding, pre_groups, steps=cfg.pretrain_steps, batch=cfg.pretrain_batch,
                 lr=cfg.pretrain_lr, seed=run.seed, device=device,
-                log=lambda s, v: run.log(s, pretrain_loss=v) if s % 10 == 0 else None,
+                log=lambda s, v: log(pretrain_step=s, pretrain_loss=v) if s % 10 == 0 else None,
             )  # fmt: skip
             results["pretrain"] = {
                 "groups": len(pre_groups), "steps": cfg.pretrain_steps, "first_loss": losses[0],
@@ -344,7 +360,9 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
                     b = padded_batch(real, range(len(real)), rf, max_atoms=n_real).to(device)
                     return m.eval()(b), real_targets
 
-            res = _fit(kind, model, make, targets, split, cfg, cfg.lr, run, run.seed, {"real": real_eval})
+            res = _fit(
+                kind, model, make, targets, split, data.groups, cfg, cfg.lr, run, log, run.seed, {"real": real_eval}
+            )
         else:
             model = E3nnCrystalNet(cfg.e3nn_scalars, cfg.e3nn_gated, cfg.e3nn_layers, cutoff=cfg.e3nn_cutoff)
             data.graphs(cfg.e3nn_cutoff)
@@ -358,18 +376,26 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
                 with torch.no_grad():
                     return m.eval()(graph_batch(real, range(len(real)), cfg.e3nn_cutoff).to(device)), real_targets
 
-            res = _fit(kind, model, make_g, targets, split, cfg, cfg.e3nn_lr, run, run.seed, {"real": real_eval_g})
+            res = _fit(
+                kind,
+                model,
+                make_g,
+                targets,
+                split,
+                data.groups,
+                cfg,
+                cfg.e3nn_lr,
+                run,
+                log,
+                run.seed,
+                {"real": real_eval_g},
+            )
         res["preprocess_s_per_structure"] = prep_s
         results[kind] = res
         save(phase)
 
-    results["per_group_holdout_mae"] = _per_group_note(results)
     _figure(results, run)
     return results
-
-
-def _per_group_note(results: dict[str, Any]) -> dict[str, float]:
-    return {k: results[k]["holdout_mae"] for k in ("cft", "plain", "e3nn") if k in results}
 
 
 def _figure(results: dict[str, Any], run: RunDir) -> None:
