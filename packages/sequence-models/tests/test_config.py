@@ -64,3 +64,7 @@ def test_paper_settings_and_overrides() -> None:
     assert s.selective["use_gate"] is True and s.selective["conv_act"] is None and s.steps == 7 and s.layer == "fox"
     assert cfg.tasks == ("state",)
     assert dataclasses.replace(cfg, compare=False, position="rope").positions == ("rope",)
+    mqar = dataclasses.replace(full, task="mqar", mqar_kv_pairs=8, mqar_vocab=300).settings("mqar")
+    assert (mqar.mqar_kv_pairs, mqar.vocab_size) == (8, 300)
+    with pytest.raises(ConfigError):
+        dataclasses.replace(full, task="mqar", mqar_vocab=100)  # vocabulary must exceed T = 256

@@ -138,16 +138,19 @@ _SCALES: dict[str, dict[str, dict[str, Any]]] = {
             copy_eval_lengths=(8, 16, 24, 32, 48, 64),
             eval_size=64,
         ),
+        # MQAR at T 32 with 4 pairs and vocabulary 64, lr 1e-2: at T 64 / 8 pairs / vocab 256 every position
+        # stays at chance for 300 steps (the MQAR plateau), which measures nothing
         "mqar": dict(
             hidden_size=64,
             num_heads=4,
             steps=300,
             batch_size=32,
-            seq_len=64,
-            eval_len=64,
+            lr=1e-2,
+            seq_len=32,
+            eval_len=32,
             eval_size=512,
-            vocab_size=256,
-            mqar_kv_pairs=8,
+            vocab_size=64,
+            mqar_kv_pairs=4,
         ),
         "lm": dict(hidden_size=128, num_layers=2, num_heads=4, steps=250, batch_size=16, seq_len=256, eval_size=64),
     },
@@ -249,6 +252,10 @@ class SelectiveRopeConfig:
     """Test sequence length (state: 512 in the paper; mqar: the test T)."""
     eval_every: int | None = None
     """Steps between learning-curve evaluations (0: about 10 points per run)."""
+    mqar_kv_pairs: int | None = None
+    """MQAR: key-value pairs per sequence."""
+    mqar_vocab: int | None = None
+    """MQAR: vocabulary size (keys from the lower half, values from the upper half; > seq_len)."""
     weight_decay: float = 0.1
     """AdamW weight decay (not applied to biases, norms, gains)."""
     warmup_frac: float = 0.1
@@ -287,7 +294,17 @@ class SelectiveRopeConfig:
         check_choice("group", self.group, ("S2", "S3", "A5", "S5"))
         if self.layer is not None:
             check_choice("layer", self.layer, LAYERS)
-        for name in ("steps", "batch_size", "hidden_size", "num_layers", "num_heads", "seq_len", "eval_len"):
+        for name in (
+            "steps",
+            "batch_size",
+            "hidden_size",
+            "num_layers",
+            "num_heads",
+            "seq_len",
+            "eval_len",
+            "mqar_kv_pairs",
+            "mqar_vocab",
+        ):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigError(name, value, "an integer >= 1 (or None for the task default)")
@@ -333,6 +350,11 @@ class SelectiveRopeConfig:
             if getattr(self, name) is not None:
                 table[name] = getattr(self, name)
         table["group"] = self.group
+        if task == "mqar":
+            if self.mqar_kv_pairs is not None:
+                table["mqar_kv_pairs"] = self.mqar_kv_pairs
+            if self.mqar_vocab is not None:
+                table["vocab_size"] = self.mqar_vocab
         table["task"] = task
         sel = dict(PAPER_SELECTIVE[task])
         sel.setdefault("phi_parametrization", "low-rank")
