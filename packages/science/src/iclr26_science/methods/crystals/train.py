@@ -315,6 +315,7 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
 
     # 2. orbit-distance pretraining of the encoding MLP
     if done < 2:
+        torch.manual_seed(run.seed + 2)
         model = cft_model("symmetry")
         pre_groups = list(range(1, 231)) if cfg.pretrain_groups == "all" else sorted({int(g) for g in data.groups})
         losses: list[float] = []
@@ -339,6 +340,7 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
         if (kind == "plain" and not cfg.run_plain) or (kind == "e3nn" and not cfg.run_e3nn):
             save(phase)
             continue
+        torch.manual_seed(run.seed + phase)  # every phase starts from its own seed: resume is exact
         t0 = time.perf_counter()
         if kind in ("cft", "plain"):
             model = cft_model("symmetry" if kind == "cft" else "plain")
