@@ -110,6 +110,14 @@ def test_smoke_cli_with_a_failing_client_finishes_and_reports(tmp_path) -> None:
     assert {r["round"] for r in rows} == {0, 1, 2}
     assert (run_dir / "figures" / "open_bacc_per_round.png").is_file()
     assert "Client failures (reported, run continued): 1" in (run_dir / "report.md").read_text()
+    # --resume of an interrupted run (results.json missing) reuses the checkpointed jobs: nothing reruns
+    (run_dir / "results.json").unlink()
+    args = ["fedopenmatch", "--preset", "smoke", "--device", "cpu", "--out-dir", str(tmp_path), "--quiet"]
+    res = run_cli(cli.main, [*args, "--fail-client", "1", "--resume"])
+    assert res.code == 0, res.err
+    again = assert_valid_run_dir(run_dir)
+    assert again["jobs"] == results["jobs"]
+    assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == len(rows)
 
 
 def test_bad_cli_config_exits_2_with_one_line(tmp_path) -> None:

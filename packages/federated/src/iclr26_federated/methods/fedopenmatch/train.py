@@ -181,7 +181,8 @@ def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid, engine: str | 
                     on_round=lambda m, v=variant: bar.advance(**{f"{v} open_bacc": m["open_bacc"]}),
                 )
                 done.append(rec)
-                run.save_checkpoint(j + 1, {"jobs": done})
+                # the checkpoint's step is the job's last metrics step, so a resume keeps exactly its rows
+                run.save_checkpoint((j + 1) * (cfg.num_rounds + 1) - 1, {"jobs": done})
     finally:
         flwr_log.setLevel(level)
     summary = summarize(cfg, done)
