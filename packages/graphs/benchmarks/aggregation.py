@@ -22,7 +22,7 @@ from iclr26_graphs.ops import build_tree_schedule  # noqa: E402
 from iclr26_shared.bench import bench_main  # noqa: E402
 
 DIM = 16
-DENSE_BUDGET_GB = 1.5
+DENSE_BUDGET_GB = 0.5
 
 
 def _row(n: int, agg: TreeAggregator) -> dict[str, Any]:
@@ -34,7 +34,7 @@ def _row(n: int, agg: TreeAggregator) -> dict[str, Any]:
     with torch.no_grad():
         row["two_pass"] = measure_in_child(lambda: agg(x, tree, w, schedule=schedule), repeats=3)
         row["two_pass_with_rooting"] = measure_in_child(lambda: agg(x, tree, w), repeats=1)
-        need_gb = n * n * (4 + 4 + 3) / 2**30  # F, F·mask (float32) and three boolean n×n buffers
+        need_gb = n * n * (4 * 4 + 3) / 2**30  # F, A·F, frontier, reach (float32) and boolean n×n buffers
         if need_gb <= DENSE_BUDGET_GB:
             row["dense"] = measure_in_child(
                 lambda: naive_tree_aggregate(x, tree, agg.lin_a.weight, agg.lin_b.weight, w), repeats=1

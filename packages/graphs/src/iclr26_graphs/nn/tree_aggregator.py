@@ -162,14 +162,15 @@ def naive_tree_aggregate(
         g = g + bias_b
     f = torch.eye(n, dtype=x.dtype, device=x.device)  # F_0[v, w] = [v = w]
     seen = torch.eye(n, dtype=torch.bool, device=x.device)
-    frontier = seen.clone()
+    frontier = seen.to(x.dtype)
     out = g.clone()
     while True:
-        reach = torch.zeros_like(frontier).index_put_((dst,), frontier[src], accumulate=True)
-        frontier = reach & ~seen
-        if not bool(frontier.any()):
+        reach = torch.zeros_like(frontier).index_add_(0, dst, frontier[src]) > 0
+        new = reach & ~seen
+        if not bool(new.any()):
             return out
-        seen |= frontier
+        seen |= new
+        frontier = new.to(x.dtype)
         f = torch.zeros_like(f).index_add(0, dst, alpha[:, None] * f[src]) * frontier
         g = g @ weight_a.T
         out = out + f @ g

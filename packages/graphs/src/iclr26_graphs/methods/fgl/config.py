@@ -67,7 +67,7 @@ class FGLConfig:
     num_trees: int = 8
     """N_T: spanning trees in the forest (the paper: 6–10 best)."""
     knn_k: int = 5
-    """k of the kNN augmentation in pseudo-label space."""
+    """k of the kNN augmentation in pseudo-label space (0: no augmentation, Ĝ = G)."""
     beta1: float = 0.3
     """β1: weight of the normalised adjacency of Ĝ in the local propagation."""
     beta2: float = 0.5
@@ -109,8 +109,9 @@ class FGLConfig:
             raise ConfigError("csbm_nodes", self.csbm_nodes, "an even number >= 4")
         for name in ("csbm_features", "train_per_class", "val_per_class", "seeds", "hidden", "epochs", "patience"):
             check_positive(name, getattr(self, name))
-        for name in ("num_trees", "knn_k", "pseudo_epochs", "estimator_channels", "estimator_epochs"):
+        for name in ("num_trees", "pseudo_epochs", "estimator_channels", "estimator_epochs"):
             check_positive(name, getattr(self, name))
+        check_range("knn_k", self.knn_k, 0)
         for name in ("appnp_k", "gcnii_layers"):
             check_positive(name, getattr(self, name))
         check_positive("csbm_degree", self.csbm_degree)
