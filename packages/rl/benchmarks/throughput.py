@@ -2,8 +2,8 @@
 
 ``uv run python packages/rl/benchmarks/throughput.py [--quick] [--out runs/bench/rl-throughput.json]``
 
-* env: agent steps per second of :func:`make_pixel_env` (action repeat 2, frame stack 3) with fast
-  rendering and with gymnasium's default render flags, at 64x64 and 84x84;
+* env: agent steps per second of :func:`make_pixel_env` (action repeat 2, frame stack 3) on Reacher-v5
+  and Pusher-v5 with fast rendering and with MuJoCo's default render flags, at 64x64 (and 84x84);
 * agent: gradient updates per second of DrQ-v2 and DrQ-v2+EF at the ``quick`` preset's network sizes
   and (without ``--quick``) at the paper's (batch 256, 84x84, n = 2048, hidden 1024).
 The ``ef_cost`` entries are the ratio DrQ-v2 time / DrQ-v2+EF time (below 1: EF is slower).
@@ -76,11 +76,11 @@ def run(quick: bool) -> dict[str, Any]:
     torch.manual_seed(0)
     out: dict[str, Any] = {"torch_threads": torch.get_num_threads()}
     steps = 50 if quick else 200
-    for size in (64,) if quick else (64, 84):
-        for fast in (True, False):
-            out[f"env_reacher_{size}px_{'fast' if fast else 'default'}_render"] = _env_rate(
-                "Reacher-v5", size, fast, steps
-            )
+    for env_id in ("Reacher-v5", "Pusher-v5"):
+        for size in (64,) if quick else (64, 84):
+            for fast in (True, False):
+                key = f"env_{env_id.split('-')[0].lower()}_{size}px_{'fast' if fast else 'default'}_render"
+                out[key] = _env_rate(env_id, size, fast, steps)
     out["agent_quick_preset"] = _agents(PRESETS["quick"], 3)
     if not quick:
         paper = dataclasses.replace(PRESETS["full"], seed_steps=0)
