@@ -104,9 +104,6 @@ class OrbitTable:
 
 def build_orbits(space_group: int, radius: float) -> OrbitTable:
     """Constraint graph of ``space_group`` over the frequency ball of ``radius`` → orbits with phases."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     ops = space_group_ops(space_group)
     freqs = frequency_ball(reference_metric(space_group), radius)
     n = len(freqs)
@@ -128,16 +125,14 @@ def build_orbits(space_group: int, radius: float) -> OrbitTable:
         raise RuntimeError(f"space group {space_group}: an orbit leaves the frequency ball")
     phase = np.exp(1j * _TWO_PI * (freqs @ ops.translations.T)).T  # [G, F]: e^{i2π ωᵀt_g}
 
-    src = np.broadcast_to(np.arange(n), target.shape).ravel()
-    graph = coo_matrix((np.ones(src.size), (src, target.ravel())), shape=(n, n))
-    num, labels = connected_components(graph, directed=True, connection="weak")
-    # representative = smallest node index of each component; relabel components in that order
-    rep = np.full(num, n, dtype=np.int64)
-    np.minimum.at(rep, labels, np.arange(n))
-    relabel = np.empty(num, dtype=np.int64)
-    relabel[np.argsort(rep)] = np.arange(num)
-    labels = relabel[labels]
-    rep = np.sort(rep)
+    # connected components of the graph: the operations form a group modulo lattice translations, so
+    # the component of ω is the set of its direct images {Rᵀω}; label it by its smallest node index
+    # and check that every edge stays inside its component (i.e. that the graph really is closed)
+    labels = target.min(axis=0)
+    if not np.array_equal(labels[target], np.broadcast_to(labels, target.shape)):
+        raise RuntimeError(f"space group {space_group}: the operations are not closed under composition")
+    rep, labels = np.unique(labels, return_inverse=True)  # representatives sorted = orbit order
+    num = len(rep)
 
     # propagate F from the representative along its direct edges (one step reaches the whole orbit
     # because the operations form a group modulo lattice translations; checked below)
