@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
 import torch
 
 from iclr26_sequence_models.cli import SELECTIVE_ROPE
@@ -37,3 +38,17 @@ def test_resume_skips_finished_sub_runs(tmp_path: Path) -> None:
     assert run2.path == run.path
     assert run2.metrics_path.read_text().splitlines() == lines  # nothing retrained
     assert second["tasks"]["state"]["runs"] == first["tasks"]["state"]["runs"]
+
+
+@pytest.mark.slow
+def test_selective_rope_learns_parity_and_rope_does_not() -> None:
+    """The paper's headline (quick-preset state task, a few CPU minutes): train 64, test 256."""
+    cfg = PRESETS["quick"]
+    s = cfg.settings("state")
+    task = make_task(s, seed=0)
+    acc = {}
+    for position in ("rope", "selective"):
+        torch.manual_seed(0)
+        model = build_model(s, position, task.vocab_size)
+        acc[position] = train_one(model, task, s, cfg, torch.device("cpu"))["metric"]
+    assert acc["selective"] > 0.95 and acc["rope"] < 0.6, acc
