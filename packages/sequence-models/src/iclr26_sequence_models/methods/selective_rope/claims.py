@@ -28,7 +28,8 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
         best_base = max(rope["state"], nope["state"])
         out.append(
             Claim(
-                claim=f"{s['group']} word problem, 1-layer GLA, train {s['seq_len']} / test {s['eval_len']}: Selective "
+                claim=f"{s['group']} word problem, {s['num_layers']}-layer {s['layer'].upper()}, "
+                f"train {s['seq_len']} / test {s['eval_len']}: Selective "
                 "RoPE reaches high accuracy (>= 0.9) where RoPE and NoPE stay near chance (< chance + 0.1)",
                 metric=f"token accuracy @ {s['eval_len']} (baseline: best of RoPE, NoPE)",
                 ours=sel["state"],
@@ -63,9 +64,10 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
         )
     if sel["lm"] is not None and rope["lm"] is not None:
         runs = results["tasks"]["lm"]["runs"]
+        layer = results["tasks"]["lm"]["settings"]["layer"].upper()
         out.append(
             Claim(
-                claim=f"King James Bible bytes: GLA + Selective RoPE bits/byte <= GLA + RoPE at equal steps "
+                claim=f"King James Bible bytes: {layer} + Selective RoPE bits/byte <= {layer} + RoPE at equal steps "
                 f"(params {runs['selective']['params']} vs {runs['rope']['params']})",
                 metric="val bits per byte (lower is better)",
                 ours=sel["lm"],
