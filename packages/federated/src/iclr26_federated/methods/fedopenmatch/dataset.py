@@ -14,6 +14,7 @@ import numpy as np
 
 from iclr26_federated.data.images import load_images
 from iclr26_federated.data.partition import OpenSetSplit, make_open_set_split
+from iclr26_shared.data import ImageDataset
 
 if TYPE_CHECKING:
     from iclr26_federated.methods.fedopenmatch.config import JobParams
@@ -47,7 +48,7 @@ def _split(
 
 
 @lru_cache(maxsize=2)
-def _images(dataset: str):  # noqa: ANN202 - ImageDataset
+def _images(dataset: str) -> ImageDataset:
     return load_images(dataset)
 
 
