@@ -38,8 +38,12 @@ def test_run_writes_a_valid_run_directory(tmp_path: Path) -> None:
 def test_resume_of_a_finished_run_returns_its_results(tmp_path: Path) -> None:
     argv = ["toy-ridge", "--preset", "smoke", "--device", "cpu", "--quiet", "--out-dir", str(tmp_path)]
     assert run_cli(main, argv).code == 0
+    run_dir = next((tmp_path / "toy-ridge").iterdir())
+    before = json.loads((run_dir / "results.json").read_text())
     res = run_cli(main, [*argv, "--resume"])
     assert res.code == 0 and len(list((tmp_path / "toy-ridge").iterdir())) == 1
+    assert json.loads((run_dir / "results.json").read_text()) == before  # not run again, claims kept
+    assert "[holds] minibatch SGD" in res.out
 
 
 @pytest.mark.parametrize(

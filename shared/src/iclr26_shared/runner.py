@@ -116,13 +116,16 @@ def execute(
         preset=preset,
     )
     done = run.read_results() if run.resumed else None
-    if done is not None:
-        results = done
+    if done is not None and isinstance(done.get("claims"), list):
+        # A finished run: keep the claims it measured (results.json stores NaN as null, so they are not
+        # re-evaluated from the read-back values).
+        results = {k: v for k, v in done.items() if k != "claims"}
+        claims = [Claim.from_dict(c) for c in done["claims"]]
     else:
         results = spec.run(cfg, run)
         if not isinstance(results, dict):
             raise TypeError(f"{spec.name}: run() must return a dict, got {type(results).__name__}")
-    claims = spec.check_claims(results)
+        claims = spec.check_claims(results)
     results = {**results, "claims": [c.to_dict() for c in claims]}
     run.write_results(results)
     run.write_report(method_report(spec, run, results, claims))
