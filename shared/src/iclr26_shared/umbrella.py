@@ -109,9 +109,10 @@ def write_reproduce_report(out: Path, outcomes: Sequence[MethodOutcome], *, pres
         f"{n_hold}/{len(claims)} claims hold · {seconds:.0f} s · "
         f"{_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds')}",
         "",
-        "## Claims",
-        "",
     ]
+    if preset == "smoke":
+        lines += ["The `smoke` preset only checks that every pipeline runs: its claim verdicts mean nothing.", ""]
+    lines += ["## Claims", ""]
     if claims:
         table = claims_table([c for _, c in claims], method="")
         rows = table.splitlines()
