@@ -105,3 +105,22 @@ def test_fake_image_dataset_is_valid_and_separable() -> None:
     means = [ds.x_train[ds.y_train == c][:, 2 * c : 2 * c + 2].mean() for c in range(4)]
     others = [ds.x_train[ds.y_train != c][:, 2 * c : 2 * c + 2].mean() for c in range(4)]
     assert all(m > o + 100 for m, o in zip(means, others, strict=True))
+
+
+def test_cifar100_binary_reader(tmp_path: Path, monkeypatch) -> None:
+    folder = tmp_path / "cifar-100-binary"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for name, n in (("train.bin", 4), ("test.bin", 2)):
+        rec = np.zeros((n, 3074), dtype=np.uint8)
+        rec[:, 0] = 3  # coarse label (ignored)
+        rec[:, 1] = np.arange(n) * 30  # fine labels 0, 30, 60, 90
+        rec[:, 2:] = rng.integers(0, 256, (n, 3072), dtype=np.uint8)
+        rec.tofile(folder / name)
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
+    ds = data.load_cifar100()
+    assert ds.x_train.shape == (4, 32, 32, 3) and ds.y_train.tolist() == [0, 30, 60, 90]
+    assert ds.num_classes == 100
+    (folder / "test.bin").write_bytes(b"\x00" * 100)
+    with pytest.raises(DataError, match="multiple of 3074"):
+        data.load_cifar100()

