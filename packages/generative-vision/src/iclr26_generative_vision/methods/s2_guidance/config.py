@@ -82,7 +82,7 @@ class S2GuidanceConfig:
     """DiT blocks (10% of 10 = 1 block dropped per mask)."""
     dit_heads: int = 4
     """DiT attention heads."""
-    train_steps: int = 3000
+    train_steps: int = 1500
     """AdamW steps of the DiT."""
     batch_size: int = 128
     """DiT batch size."""
