@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -185,13 +185,18 @@ def reproduce(
 
         with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
             # specs travel by pickle: their run/claims functions are module-level, found by reference
-            futures = {n: pool.submit(_reproduce_one, specs[n], preset, flags) for n in names}
-            for n, fut in futures.items():
+            futures = {pool.submit(_reproduce_one, specs[n], preset, flags): n for n in names}
+            finished: dict[str, MethodOutcome] = {}
+            for fut in as_completed(futures):
+                n = futures[fut]
                 try:
-                    outcomes.append(fut.result())
+                    finished[n] = fut.result()
                 except Exception as err:  # the worker itself died
                     s = specs[n]
-                    outcomes.append(MethodOutcome(n, s.domain, s.paper, False, 0.0, error=f"worker died: {err}"))
+                    finished[n] = MethodOutcome(n, s.domain, s.paper, False, 0.0, error=f"worker died: {err}")
+                # the report grows as methods finish, so a killed reproduce keeps what was done
+                outcomes = [finished[m] for m in names if m in finished]
+                write_reproduce_report(out, outcomes, preset=preset, seconds=time.monotonic() - t0)
     report = write_reproduce_report(out, outcomes, preset=preset, seconds=time.monotonic() - t0)
     return report, outcomes
 
