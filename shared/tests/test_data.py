@@ -124,3 +124,17 @@ def test_cifar100_binary_reader(tmp_path: Path, monkeypatch) -> None:
     (folder / "test.bin").write_bytes(b"\x00" * 100)
     with pytest.raises(DataError, match="multiple of 3074"):
         data.load_cifar100()
+
+
+def test_one_registry_serves_image_sets_and_image_tensors() -> None:
+    from iclr26_shared.data import available_datasets
+    from iclr26_shared.images import load_image_tensors
+
+    images = available_datasets("image")
+    assert {"digits", "mnist-5k", "fashion-mnist", "cifar10", "cifar100"} <= set(images)
+    assert images["digits"].offline and not images["cifar10"].offline
+    sym = load_image_tensors("digits", n_train=100, n_test=50, scale="symmetric")
+    assert sym.x_train.shape == (100, 1, 8, 8) and sym.x_test.shape == (50, 1, 8, 8)
+    assert float(sym.x_train.min()) >= -1.0 and float(sym.x_train.max()) <= 1.0 and sym.size == 8
+    std = load_image_tensors("digits", n_train=100, n_test=50)
+    assert abs(float(std.x_train.mean())) < 1e-4 and std.image_shape == (1, 8, 8) and std.num_classes == 10

@@ -162,4 +162,4 @@ def test_killed_process_resumes_and_loses_no_finished_work(tmp_path: Path) -> No
     results = assert_valid_run_dir(run_dirs[0])
     steps = [json.loads(line)["step"] for line in (run_dirs[0] / "metrics.jsonl").read_text().splitlines()]
     assert steps == list(range(1, 61)) and done_before >= 10
-    assert results["claims"][0]["holds"]
+    assert results["claims"][0]["verdict"] == "holds"

@@ -97,3 +97,19 @@ def test_assert_close_uses_dtype_tolerances() -> None:
     with pytest.raises(AssertionError, match="shape"):
         assert_close(a, torch.ones(4))
     assert_close(torch.ones(2, dtype=torch.float16) + 1e-3, torch.ones(2, dtype=torch.float64))
+
+
+def test_peak_memory_sees_a_large_allocation() -> None:
+    import numpy as np
+
+    from iclr26_shared.bench import peak_memory
+
+    def alloc() -> float:
+        a = np.ones(64 * 2**20 // 8)  # 64 MiB, touched
+        return float(a.sum())
+
+    big = peak_memory(alloc)
+    small = peak_memory(lambda: sum(range(10)))
+    assert big.result == 64 * 2**20 // 8 and big.cuda_peak_bytes is None
+    assert big.cpu_peak_bytes > 32 * 2**20 > small.cpu_peak_bytes
+    assert set(big.to_dict()) == {"seconds", "cpu_peak_mib", "cuda_peak_mib"}

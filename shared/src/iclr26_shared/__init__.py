@@ -1,7 +1,8 @@
 """iclr26-shared: the contracts every iclr26 domain package builds on (DESIGN.md §2–6).
 
 * :class:`MethodSpec`, :class:`Claim`, presets (``smoke``/``quick``/``full``) — the method contract;
-* :mod:`~iclr26_shared.config` — typed dataclass configs, validation helpers, checked JSON round trip;
+* :mod:`~iclr26_shared.config` — typed dataclass configs, ``validate()``, checked JSON round trip;
+* :mod:`~iclr26_shared.verdicts` — claims over seeds: paired t-intervals and holds/fails/inconclusive;
 * :mod:`~iclr26_shared.cli` — ``run_methods(METHODS, argv)`` for the domain CLIs (the only tyro user);
 * :class:`RunDir` — run directories with atomic checkpoints and ``--resume``;
 * :mod:`~iclr26_shared.data` — named data sets and the shared real image sets;
@@ -9,24 +10,51 @@
   :mod:`~iclr26_shared.plotting`, :mod:`~iclr26_shared.bench`, :mod:`~iclr26_shared.testing`.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from iclr26_shared.config import (
-    check_choice,
-    check_fraction,
-    check_positive,
-    check_range,
+    NonNegFloat,
+    NonNegInt,
+    PosFloat,
+    PosInt,
+    UnitFloat,
     config_from_dict,
     config_hash,
     config_to_dict,
     load_config,
     save_config,
+    validate,
 )
-from iclr26_shared.device import resolve_device
 from iclr26_shared.errors import CheckpointError, ConfigError, DataError, Iclr26Error, UsageError
-from iclr26_shared.progress import ProgressBar
 from iclr26_shared.runner import CommonFlags, execute
-from iclr26_shared.runs import RunDir
-from iclr26_shared.seeding import get_rng_state, make_generator, seed_everything, set_rng_state
-from iclr26_shared.spec import PRESET_NAMES, Claim, MethodSpec
+from iclr26_shared.spec import PRESET_NAMES, Claim, MethodSpec, Resources
+
+if TYPE_CHECKING:
+    from iclr26_shared.device import resolve_device
+    from iclr26_shared.progress import ProgressBar
+    from iclr26_shared.runs import RunDir
+    from iclr26_shared.seeding import get_rng_state, make_generator, seed_everything, set_rng_state
+
+# Names whose modules import torch or rich: loaded on first use, so `import iclr26_shared` stays light
+# (`iclr26 list` and every `--help` import no torch).
+_LAZY = {
+    "resolve_device": "iclr26_shared.device",
+    "ProgressBar": "iclr26_shared.progress",
+    "RunDir": "iclr26_shared.runs",
+    "get_rng_state": "iclr26_shared.seeding",
+    "make_generator": "iclr26_shared.seeding",
+    "seed_everything": "iclr26_shared.seeding",
+    "set_rng_state": "iclr26_shared.seeding",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'iclr26_shared' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 
@@ -42,10 +70,12 @@ __all__ = [
     "ProgressBar",
     "RunDir",
     "UsageError",
-    "check_choice",
-    "check_fraction",
-    "check_positive",
-    "check_range",
+    "NonNegFloat",
+    "NonNegInt",
+    "PosFloat",
+    "PosInt",
+    "Resources",
+    "UnitFloat",
     "config_from_dict",
     "config_hash",
     "config_to_dict",
@@ -57,4 +87,5 @@ __all__ = [
     "save_config",
     "seed_everything",
     "set_rng_state",
+    "validate",
 ]

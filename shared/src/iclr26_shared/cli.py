@@ -50,22 +50,36 @@ def _one_line_tyro_error(text: str) -> str:
     return re.sub(r"\s+", " ", " ".join(msg)) or "invalid arguments"
 
 
-def _pop_preset(args: Sequence[str]) -> tuple[str | None, list[str]]:
+def _pop_flag(args: Sequence[str], flag: str, hint: str) -> tuple[str | None, list[str]]:
+    """Remove ``--flag VALUE`` / ``--flag=VALUE`` from ``args``; returns (value or None, the rest)."""
     rest: list[str] = []
-    preset = None
+    value = None
     it = iter(range(len(args)))
     for i in it:
         arg = args[i]
-        if arg == "--preset":
-            if i + 1 >= len(args) or args[i + 1].startswith("-"):
-                raise UsageError("--preset needs a value (smoke, quick or full)")
-            preset = args[i + 1]
+        if arg == flag:
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):
+                raise UsageError(f"{flag} needs a value ({hint})")
+            value = args[i + 1]
             next(it, None)
-        elif arg.startswith("--preset="):
-            preset = arg.split("=", 1)[1]
+        elif arg.startswith(f"{flag}="):
+            value = arg.split("=", 1)[1]
         else:
             rest.append(arg)
-    return preset, rest
+    return value, rest
+
+
+def _pop_preset(args: Sequence[str]) -> tuple[str | None, list[str]]:
+    return _pop_flag(args, "--preset", "smoke, quick or full")
+
+
+def _pop_seeds(args: Sequence[str]) -> tuple[int, list[str]]:
+    value, rest = _pop_flag(args, "--seeds", "a number of seeds >= 1")
+    if value is None:
+        return 1, rest
+    if not value.isdigit() or int(value) < 1:
+        raise UsageError(f"--seeds {value!r}: expected a number of seeds >= 1")
+    return int(value), rest
 
 
 def parse_method_args(spec: MethodSpec[Any], args: Sequence[str], *, prog: str) -> tuple[Any, CommonFlags, str]:
@@ -87,7 +101,8 @@ def parse_method_args(spec: MethodSpec[Any], args: Sequence[str], *, prog: str) 
     description = (
         f"{spec.summary or spec.name}\n\nPaper: {spec.paper}\n\n"
         f"--preset {{{','.join(spec.presets)}}} chooses the defaults shown below (default: {DEFAULT_PRESET}; "
-        f"shown: {preset_name}); any field can then be overridden."
+        f"shown: {preset_name}); any field can then be overridden. --seeds N runs seeds seed..seed+N-1 and "
+        "combines each claim into a verdict with a 95% interval."
     )
     err = io.StringIO()
     try:
@@ -142,12 +157,46 @@ def main_guard(fn: Any, *args: Any, **kwargs: Any) -> int:
 
 
 def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
+    n_seeds, args = _pop_seeds(args)
     cfg, flags, preset = parse_method_args(spec, args, prog=prog)
-    run, results, claims = execute(spec, cfg, flags, preset=preset)
-    print(f"run directory: {run.path}")
-    for c in claims:
-        mark = "holds" if c.holds else "does NOT hold"
-        print(f"  [{mark}] {c.claim}: {c.metric} ours={format_number(c.ours)} baseline={format_number(c.baseline)}")
+    if n_seeds == 1:
+        run, _, claims = execute(spec, cfg, flags, preset=preset)
+        print(f"run directory: {run.path}")
+        for c in claims:
+            ref = format_number(c.reference)
+            print(f"  [{c.verdict}] {c.claim}: {c.metric} ours={format_number(c.ours)} ref={ref}")
+        return 0
+    return _run_seeds(spec, cfg, flags, preset, n_seeds)
+
+
+def _run_seeds(spec: MethodSpec[Any], cfg: Any, flags: CommonFlags, preset: str, n_seeds: int) -> int:
+    """``--seeds N``: N runs one after the other, then one aggregated REPORT.md (as ``iclr26 reproduce``)."""
+    import datetime as _dt
+    import time
+
+    from iclr26_shared.reproduce import ReproducePlan, RunOutcome, write_reproduce_report
+    from iclr26_shared.verdicts import summarize_seeds
+
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = flags.out_dir / f"{spec.name}-seeds-{stamp}"
+    seeds = [flags.seed + i for i in range(n_seeds)]
+    plan = ReproducePlan((spec.name,), tuple(seeds), preset, "serial", flags.device)
+    outcomes: list[RunOutcome] = []
+    t0 = time.monotonic()
+    for seed in seeds:
+        t1 = time.monotonic()
+        run, _, claims = execute(spec, cfg, dataclasses.replace(flags, seed=seed), preset=preset)
+        print(f"seed {seed}: run directory {run.path}")
+        outcomes.append(
+            RunOutcome(
+                spec.name, spec.domain, spec.paper, seed, True, time.monotonic() - t1, claims, str(run.path), alone=True
+            )
+        )
+        write_reproduce_report(out, outcomes, plan, seconds=time.monotonic() - t0)
+    for s in summarize_seeds([(o.seed, o.claims) for o in outcomes]):
+        ci = f"gain {format_number(s.gain_mean)} [{format_number(s.gain_low)}, {format_number(s.gain_high)}]"
+        print(f"  [{s.verdict}] {s.claim}: {s.metric} {ci} over {s.n} seeds")
+    print(f"report: {out / 'REPORT.md'}")
     return 0
 
 

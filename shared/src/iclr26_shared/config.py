@@ -1,10 +1,29 @@
-"""Typed dataclass configs: validation helpers and a checked JSON round trip.
+"""Typed dataclass configs: one validation path and a checked JSON round trip.
 
-Every method has one frozen ``@dataclass`` config (DESIGN.md §2). Its ``__post_init__`` calls the
-``check_*`` helpers below, which raise :class:`~iclr26_shared.errors.ConfigError` naming the field, the
-value and what was expected. :func:`config_to_dict` / :func:`config_from_dict` convert to and from plain
-JSON values and check every value against the field's annotation, so a hand-edited ``config.json`` with
-a wrong type fails with a clear message instead of running with a silently wrong value.
+Every method has one frozen ``@dataclass`` config (DESIGN.md §2). Bounds are declared next to the field
+with ``annotated-types`` constraints, and ``__post_init__`` calls :func:`validate`, which checks every
+field's type and constraints and raises :class:`~iclr26_shared.errors.ConfigError` naming the field, the
+value and what was expected::
+
+    @dataclass(frozen=True)
+    class FGLConfig:
+        hidden: PosInt = 64
+        '''Hidden width.'''
+        dropout: UnitFloat = 0.5
+        '''Dropout probability.'''
+        lrs: tuple[PosFloat, ...] = (0.01, 0.005)
+        '''Learning rates swept (a typed tuple, never a comma string).'''
+        mode: Literal["guided", "uniform"] = "guided"
+        '''Spanning-tree sampler.'''
+
+        def __post_init__(self) -> None:
+            validate(self)
+            if self.k > self.n:  # only cross-field rules by hand
+                raise ConfigError("k", self.k, f"at most n = {self.n}")
+
+:func:`config_to_dict` / :func:`config_from_dict` convert to and from plain JSON values and check every
+value against the field's annotation, so a hand-edited ``config.json`` with a wrong type fails with a
+clear message instead of running with a silently wrong value.
 """
 
 from __future__ import annotations
@@ -17,13 +36,20 @@ import types
 import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+
+import annotated_types as at
 
 from iclr26_shared.errors import ConfigError
 
 C = TypeVar("C")
 
 __all__ = [
+    "NonNegFloat",
+    "NonNegInt",
+    "PosFloat",
+    "PosInt",
+    "UnitFloat",
     "ConfigError",
     "check_choice",
     "check_fraction",
@@ -36,7 +62,177 @@ __all__ = [
     "replace_config",
     "save_config",
     "stable_hash",
+    "validate",
 ]
+
+#: An integer > 0.
+PosInt = Annotated[int, at.Gt(0)]
+#: An integer >= 0.
+NonNegInt = Annotated[int, at.Ge(0)]
+#: A float > 0.
+PosFloat = Annotated[float, at.Gt(0)]
+#: A float >= 0.
+NonNegFloat = Annotated[float, at.Ge(0)]
+#: A float in [0, 1] (probabilities, fractions).
+UnitFloat = Annotated[float, at.Interval(ge=0, le=1)]
+
+
+# --------------------------------------------------------------------------------------------------
+# validate(): types and annotated-types constraints of every field
+# --------------------------------------------------------------------------------------------------
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+_BOUNDS = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+
+
+def _constraint_text(meta: Any) -> str | None:
+    """Words for one annotated-types constraint (None for metadata we do not check, e.g. docs)."""
+    if isinstance(meta, at.Interval):
+        parts = [f"{op} {getattr(meta, k):g}" for k, op in _BOUNDS if getattr(meta, k) is not None]
+        return " and ".join(parts)
+    for k, op in _BOUNDS:
+        if type(meta).__name__.lower() == k:
+            return f"{op} {getattr(meta, k):g}"
+    if isinstance(meta, at.MultipleOf):
+        return f"a multiple of {meta.multiple_of}"
+    if isinstance(meta, at.MinLen):
+        return f"at least {meta.min_length} item(s)"
+    if isinstance(meta, at.MaxLen):
+        return f"at most {meta.max_length} item(s)"
+    if isinstance(meta, at.Len):
+        hi = "" if meta.max_length is None else f" and at most {meta.max_length}"
+        return f"at least {meta.min_length}{hi} item(s)"
+    if isinstance(meta, at.Predicate):
+        return getattr(meta.func, "__doc__", None) or f"satisfying {getattr(meta.func, '__name__', 'a predicate')}"
+    return None
+
+
+def _satisfies(value: Any, meta: Any) -> bool:
+    if isinstance(meta, at.Interval):
+        return all(_satisfies(value, c) for c in meta)
+    if isinstance(meta, at.Gt):
+        return value > meta.gt
+    if isinstance(meta, at.Ge):
+        return value >= meta.ge
+    if isinstance(meta, at.Lt):
+        return value < meta.lt
+    if isinstance(meta, at.Le):
+        return value <= meta.le
+    if isinstance(meta, at.MultipleOf):
+        return value % meta.multiple_of == 0
+    if isinstance(meta, at.MinLen):
+        return len(value) >= meta.min_length
+    if isinstance(meta, at.MaxLen):
+        return len(value) <= meta.max_length
+    if isinstance(meta, at.Len):
+        return len(value) >= meta.min_length and (meta.max_length is None or len(value) <= meta.max_length)
+    if isinstance(meta, at.Predicate):
+        return bool(meta.func(value))
+    return True
+
+
+def _check(value: Any, tp: Any, where: str) -> None:  # noqa: C901 - one branch per supported type
+    """Raise ConfigError unless ``value`` is an instance of annotation ``tp`` meeting its constraints."""
+    if tp is Any:
+        return
+    origin = get_origin(tp)
+    if origin is Annotated:
+        base, *metadata = get_args(tp)
+        _check(value, base, where)
+        for meta in metadata:
+            text = _constraint_text(meta)
+            if text is None:
+                continue
+            if isinstance(value, float) and math.isnan(value):
+                raise ConfigError(where, value, f"a number {text}")
+            if not _satisfies(value, meta):
+                kind = "a number" if isinstance(value, int | float) else "a value with"
+                raise ConfigError(where, value, f"{kind} {text}")
+        return
+    if origin is Literal:
+        choices = get_args(tp)
+        if not any(value == c and type(value) is type(c) for c in choices):
+            raise ConfigError(where, value, "one of " + ", ".join(repr(c) for c in choices))
+        return
+    if origin in (typing.Union, types.UnionType):
+        args = get_args(tp)
+        if value is None and type(None) in args:
+            return
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                _check(value, arg, where)
+                return
+            except ConfigError as err:
+                errors.append(err.expected)
+        raise ConfigError(where, value, " or ".join(errors) or _type_name(tp))
+    if origin is tuple or tp is tuple:
+        if not isinstance(value, tuple):
+            hint = " (not a comma string)" if isinstance(value, str) else ""
+            raise ConfigError(where, value, f"a tuple{hint}")
+        args = get_args(tp)
+        if args and not (len(args) == 2 and args[1] is Ellipsis):
+            if len(value) != len(args):
+                raise ConfigError(where, value, f"a tuple of {len(args)} items")
+            for i, (v, a) in enumerate(zip(value, args, strict=True)):
+                _check(v, a, f"{where}[{i}]")
+        elif args:
+            for i, v in enumerate(value):
+                _check(v, args[0], f"{where}[{i}]")
+        return
+    if origin in (list, dict) or tp in (list, dict):
+        raise TypeError(f"config field '{where}': use a tuple (frozen configs hold no lists or dicts), got {tp!r}")
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if not isinstance(value, tp):
+            raise ConfigError(where, value, f"a {tp.__name__}")
+        return
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(where, value, "true or false")
+        return
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(where, value, "an integer")
+        return
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(where, value, "a number")
+        return
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(where, value, "a string")
+        return
+    if tp is Path:
+        if not isinstance(value, Path):
+            raise ConfigError(where, value, "a path")
+        return
+    if tp is type(None):
+        if value is not None:
+            raise ConfigError(where, value, "None")
+        return
+    if isinstance(tp, type):
+        if not isinstance(value, tp):
+            raise ConfigError(where, value, f"a {tp.__name__}")
+        return
+    raise TypeError(f"config field '{where}' has an annotation validate() does not support: {tp!r}")
+
+
+def validate(cfg: object) -> None:
+    """Check every field of the dataclass ``cfg`` against its annotation and its ``annotated-types``
+    constraints (``Gt``, ``Ge``, ``Lt``, ``Le``, ``Interval``, ``MultipleOf``, ``MinLen``, ``MaxLen``,
+    ``Len``, ``Predicate``; items of typed tuples too); raises :class:`ConfigError` naming the first bad
+    field. Call it first thing in ``__post_init__``; write only cross-field rules by hand after it."""
+    cls = type(cfg)
+    if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
+        raise TypeError(f"validate() expects a dataclass instance, got {cls.__name__}")
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls, include_extras=True)
+    for f in dataclasses.fields(cfg):
+        _check(getattr(cfg, f.name), hints[f.name], f.name)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -95,17 +291,9 @@ def _require_dataclass_type(cls: type) -> None:
 
 
 def _to_json(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return config_to_dict(value)
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return [_to_json(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _to_json(v) for k, v in value.items()}
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)  # JSON has no inf/nan; "inf"/"nan" are read back by _coerce
-    return value
+    from iclr26_shared.io import to_jsonable
+
+    return to_jsonable(value)
 
 
 def config_to_dict(cfg: object) -> dict[str, Any]:
@@ -174,6 +362,8 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:  # noqa: C901 - one branch 
             raise ConfigError(where, value, "an integer")
         return value
     if tp is float:
+        if value is None:  # NaN is written as null (iclr26_shared.io.to_jsonable)
+            return math.nan
         if isinstance(value, str) and value in ("inf", "-inf", "nan"):
             return float(value)
         if isinstance(value, bool) or not isinstance(value, int | float):

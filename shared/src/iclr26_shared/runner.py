@@ -11,15 +11,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iclr26_shared.config import config_to_dict
-from iclr26_shared.device import resolve_device
-from iclr26_shared.runs import RunDir
-from iclr26_shared.seeding import seed_everything
 from iclr26_shared.spec import Claim, MethodSpec
 
-__all__ = ["CommonFlags", "execute", "format_number", "claims_table", "method_report"]
+if TYPE_CHECKING:  # runs/device/seeding import torch: loaded only when a method runs
+    from iclr26_shared.runs import RunDir
+
+__all__ = ["CommonFlags", "claims_table", "execute", "format_number", "method_report", "verdict_cell"]
 
 
 @dataclass(frozen=True)
@@ -49,15 +49,25 @@ def format_number(value: float | None) -> str:
     return f"{value:.4g}"
 
 
+def verdict_cell(verdict: str) -> str:
+    """Markdown for a verdict: holds plain, fails bold, inconclusive italic."""
+    return {"holds": "holds", "fails": "**fails**"}.get(verdict, f"_{verdict}_")
+
+
 def claims_table(claims: Sequence[Claim], *, method: str | None = None) -> str:
-    """Markdown table of claims (with a method column when ``method`` is given)."""
-    head = ["claim", "metric", "paper", "ours", "baseline", "holds"]
+    """Markdown table of one run's claims (with a method column when ``method`` is given)."""
+    head = ["claim", "metric", "paper", "ours", "reference", "verdict (single run)"]
     if method is not None:
         head = ["method", *head]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in claims:
-        row = [c.claim, c.metric, c.paper or "—", format_number(c.ours), format_number(c.baseline)]
-        row.append("yes" if c.holds else "**no**")
+        ref = format_number(c.reference)
+        ref = ref if c.baseline is not None or c.threshold is None else f"threshold {ref}"
+        better = (
+            "" if c.holds is not None else (" (higher is better)" if c.better == "higher" else " (lower is better)")
+        )
+        row = [c.claim + (" (timing)" if c.timing else ""), c.metric + better, c.paper or "—", format_number(c.ours)]
+        row += [ref, verdict_cell(c.verdict)]
         if method is not None:
             row = [method, *row]
         lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
@@ -103,6 +113,10 @@ def execute(
     With ``flags.resume`` a finished run with the same config and seed is not run again: its results are
     read back. User errors raise :class:`~iclr26_shared.errors.Iclr26Error` subclasses.
     """
+    from iclr26_shared.device import resolve_device
+    from iclr26_shared.runs import RunDir
+    from iclr26_shared.seeding import seed_everything
+
     device = resolve_device(flags.device)
     seed_everything(flags.seed)
     run = RunDir.create(

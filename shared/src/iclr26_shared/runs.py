@@ -213,9 +213,9 @@ class RunDir:
 
     def log(self, step: int, **metrics: Any) -> None:
         """Append ``{"step": step, **metrics}`` to metrics.jsonl (one line, flushed to disk)."""
-        from iclr26_shared.io import _json_safe
+        from iclr26_shared.io import to_jsonable
 
-        line = json.dumps(_json_safe({"step": int(step), **metrics})) + "\n"
+        line = json.dumps(to_jsonable({"step": int(step), **metrics})) + "\n"
         with open(self.metrics_path, "a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()

@@ -1,18 +1,34 @@
-"""The method contract (DESIGN.md §2): ``MethodSpec`` and ``Claim``.
+"""The method contract (DESIGN.md §2): ``MethodSpec``, ``Claim`` and ``Resources``.
 
-A domain package describes each paper method once, as a :class:`MethodSpec`, lists it in its
-``cli.METHODS`` and exposes that dict through the entry point group ``iclr26.methods``. The domain CLI,
-the umbrella ``iclr26`` and the tests all drive methods through this one object.
+A domain package describes each paper method once, in ``methods/<method>/spec.py``::
+
+    SPEC = MethodSpec.from_module(
+        "iclr26_graphs.methods.fgl",
+        name="fgl",
+        paper="Forest-Based Graph Learning ... (ICLR 2026, OpenReview 5asbtzIVpS)",
+        summary="one line for --help and `iclr26 list`",
+    )
+
+``from_module`` imports ``<module>.config`` (which must stay light: no torch) for ``PRESETS`` and loads
+``<module>.train.run``, ``<module>.claims.claims`` and ``<module>.claims.report`` only when they are
+called, so ``iclr26 list`` and every ``--help`` import no torch. The domain lists its specs in
+``cli.METHODS``, which the entry point group ``iclr26.methods`` exposes.
+
+A :class:`Claim` is one of a paper's central claims measured on one run: ours against a measured
+baseline or a fixed threshold, with the direction that counts as better and a margin. Single runs get a
+single-seed verdict; :mod:`iclr26_shared.verdicts` combines seeds into ``holds``/``fails``/``inconclusive``
+with a 95% interval.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 if TYPE_CHECKING:
     from iclr26_shared.runs import RunDir
@@ -24,46 +40,144 @@ PRESET_NAMES: tuple[str, ...] = ("smoke", "quick", "full")
 #: Names the CLI owns; a config may not use them as field names.
 RESERVED_FIELDS: frozenset[str] = frozenset({"seed", "device", "out_dir", "resume", "quiet", "preset"})
 
+Better = Literal["higher", "lower"]
+Verdict = Literal["holds", "fails", "inconclusive"]
+VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "inconclusive")
+
 _KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
-__all__ = ["PRESET_NAMES", "RESERVED_FIELDS", "Claim", "MethodSpec", "no_claims"]
+__all__ = [
+    "PRESET_NAMES",
+    "RESERVED_FIELDS",
+    "VERDICTS",
+    "Better",
+    "Claim",
+    "LazyFunction",
+    "MethodSpec",
+    "Resources",
+    "Verdict",
+    "no_claims",
+    "no_report",
+]
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and isinstance(x, int | float) and math.isfinite(x)
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One of a paper's central claims, checked against our measured ``results.json``.
+    """One of a paper's central claims, measured on one run's ``results.json``.
+
+    A claim compares ``ours`` with a *reference*: a measured ``baseline`` (relative claim, e.g. "Selective
+    RoPE beats RoPE") or a fixed ``threshold`` (absolute claim, e.g. "the closed form matches gradient
+    descent to 1e-4"); exactly one of the two is given. ``better`` says which way wins. The claim's
+    *gain* is ``ours − reference`` for ``better="higher"`` and ``reference − ours`` for ``"lower"``; a
+    single run's claim holds when ``gain >= margin``.
+
+    ``chance`` guards against vacuous wins: the value a side shows when it has learned nothing (chance
+    accuracy, the mean predictor's error, ...), tolerance included. When *both* ours and the baseline
+    are no better than ``chance``, the verdict is ``inconclusive`` whatever their order.
 
     Attributes:
         claim: The claim in words, e.g. "Selective RoPE beats RoPE on S5 at length 512".
         metric: The metric compared, e.g. "accuracy@512".
-        ours: Our measured value for the paper's method.
-        baseline: Our measured value for the baseline the claim compares with (None if absolute).
-        holds: Whether the claim holds in our measurement.
-        paper: The paper's reported number(s), as text (e.g. "0.99 vs 0.41"), or "" when none.
+        ours: Our measured value for the paper's method (NaN when it could not be measured).
+        baseline: The measured value of the baseline the claim compares with (relative claims).
+        threshold: The fixed bound ours must beat (absolute claims).
+        better: ``"higher"`` or ``"lower"``: which direction of ``ours`` supports the claim.
+        margin: How much ``ours`` must beat the reference by (metric units, >= 0 for a strict win).
+        chance: The no-skill level of the metric (see above), or None.
+        paper: The paper's reported number(s), as text (e.g. "0.99 vs 0.41"), or "".
+        timing: A wall-time claim: judged only on a run that had the machine to itself.
+        holds: Legacy: a precomputed single-run boolean (no direction; cannot be combined over seeds).
     """
 
     claim: str
     metric: str
     ours: float
-    baseline: float | None
-    holds: bool
+    _: dataclasses.KW_ONLY
+    baseline: float | None = None
+    threshold: float | None = None
+    better: Better = "higher"
+    margin: float = 0.0
+    chance: float | None = None
     paper: str = ""
+    timing: bool = False
+    holds: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.holds is not None:  # legacy single-run boolean (removed once every package has migrated)
+            return
+        if (self.baseline is None) == (self.threshold is None):
+            raise ValueError(f"Claim {self.claim!r}: give exactly one of baseline= (measured) or threshold= (fixed)")
+        if self.better not in ("higher", "lower"):
+            raise ValueError(f"Claim {self.claim!r}: better must be 'higher' or 'lower', got {self.better!r}")
+        if not _finite(self.margin):
+            raise ValueError(f"Claim {self.claim!r}: margin must be a finite number, got {self.margin!r}")
+
+    @property
+    def sign(self) -> float:
+        """+1 when higher is better, −1 when lower is better."""
+        return 1.0 if self.better == "higher" else -1.0
+
+    @property
+    def reference(self) -> float:
+        """The baseline (relative claims) or the threshold (absolute claims); NaN when neither is set."""
+        ref = self.baseline if self.baseline is not None else self.threshold
+        return math.nan if ref is None else float(ref)
+
+    @property
+    def gain(self) -> float:
+        """``sign · (ours − reference)``: positive when ours is on the better side (NaN if unmeasured)."""
+        return self.sign * (float(self.ours) - self.reference)
+
+    def at_chance(self, value: float | None) -> bool:
+        """Whether ``value`` is no better than :attr:`chance` (False when no chance level is set)."""
+        if self.chance is None or value is None or not math.isfinite(value):
+            return False
+        return self.sign * (value - self.chance) <= 0.0
+
+    @property
+    def verdict(self) -> Verdict:
+        """Single-run verdict: ``holds`` when gain >= margin, ``fails`` otherwise; ``inconclusive`` when a
+        side is not measured (NaN) or when both sides sit at chance."""
+        if self.holds is not None:
+            return "holds" if self.holds else "fails"
+        if not (_finite(self.ours) and _finite(self.reference)):
+            return "inconclusive"
+        if self.baseline is not None and self.at_chance(self.ours) and self.at_chance(self.baseline):
+            return "inconclusive"
+        return "holds" if self.gain >= self.margin else "fails"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form (what results.json and REPORT.md use)."""
-        return dataclasses.asdict(self)
+        """JSON form (results.json and REPORT.md); carries the derived ``verdict``."""
+        return {**dataclasses.asdict(self), "verdict": self.verdict}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Claim:
-        """Inverse of :meth:`to_dict`."""
-        ours = data["ours"]
+        """Inverse of :meth:`to_dict` (derived keys are ignored; null numbers read back as NaN)."""
+
+        def num(key: str) -> float | None:
+            value = data.get(key)
+            return None if value is None and key != "ours" else float("nan" if value is None else value)
+
+        baseline, threshold = num("baseline"), num("threshold")
+        legacy = data.get("holds")
+        if baseline is None and threshold is None and legacy is None:  # a NaN baseline is written as null
+            baseline = math.nan
         return cls(
             claim=str(data["claim"]),
             metric=str(data["metric"]),
-            ours=float(ours) if ours is not None else math.nan,
-            baseline=None if data.get("baseline") is None else float(data["baseline"]),
-            holds=bool(data["holds"]),
+            ours=cast(float, num("ours")),
+            baseline=baseline,
+            threshold=threshold,
+            better=data.get("better", "higher"),
+            margin=float(data.get("margin", 0.0)),
+            chance=num("chance"),
             paper=str(data.get("paper", "")),
+            timing=bool(data.get("timing", False)),
+            holds=None if legacy is None else bool(legacy),
         )
 
 
@@ -72,9 +186,60 @@ def no_claims(results: Mapping[str, Any]) -> list[Claim]:
     return []
 
 
+def no_report(results: Mapping[str, Any]) -> str:
+    """For methods without a report body of their own."""
+    return ""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one run of a method needs, for the schedulers of ``iclr26 reproduce`` (process pool, Ray).
+
+    Attributes:
+        cpus: CPU cores one run uses (Ray's ``num_cpus``).
+        gpus: GPUs one run needs (Ray's ``num_gpus``); > 0 means the run is scheduled only where a GPU is.
+        exclusive: The run measures wall time (timing claims): it runs with no other work on its machine.
+    """
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+    exclusive: bool = False
+
+    def __post_init__(self) -> None:
+        if not (_finite(self.cpus) and self.cpus > 0):
+            raise ValueError(f"Resources.cpus must be > 0, got {self.cpus!r}")
+        if not (_finite(self.gpus) and self.gpus >= 0):
+            raise ValueError(f"Resources.gpus must be >= 0, got {self.gpus!r}")
+
+
+@dataclass(frozen=True)
+class LazyFunction:
+    """``module:attr``, imported on first call (picklable: it travels to worker processes by name)."""
+
+    module: str
+    attr: str
+
+    def load(self) -> Callable[..., Any]:
+        """Import the module and return the function (a clear error when it is missing)."""
+        fn = getattr(importlib.import_module(self.module), self.attr, None)
+        if not callable(fn):
+            raise AttributeError(f"{self.module} has no function {self.attr!r}")
+        return fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.load()(*args, **kwargs)
+
+
+def _domain_of(module: str) -> str:
+    top = module.split(".", 1)[0]
+    if not top.startswith("iclr26_"):
+        raise ValueError(f"MethodSpec.from_module: {module!r} is not inside an iclr26_<domain> package")
+    return top.removeprefix("iclr26_").replace("_", "-")
+
+
 @dataclass(frozen=True)
 class MethodSpec(Generic[C]):
-    """A paper method as the CLI, ``iclr26 reproduce`` and tests see it.
+    """A paper method as the CLI, ``iclr26 reproduce`` and tests see it (build it with :meth:`from_module`).
 
     Attributes:
         name: Kebab-case, unique across the workspace (the CLI subcommand), e.g. ``"selective-rope"``.
@@ -86,7 +251,9 @@ class MethodSpec(Generic[C]):
             saves figures, and returns the results dict (JSON values); the runner writes results.json.
         claims: ``claims(results) -> [Claim]``: the paper's central claims checked on the results.
         summary: One line for ``--help`` and ``iclr26 list``.
-        report: Optional ``report(results) -> markdown`` body added to report.md after the claims.
+        report: ``report(results) -> markdown`` body added to report.md after the claims.
+        resources: What one run needs (CPUs, GPUs, whether it must run alone).
+        gpu_presets: Presets that need a GPU (scheduled only where one exists).
     """
 
     name: str
@@ -97,7 +264,9 @@ class MethodSpec(Generic[C]):
     run: Callable[[C, RunDir], dict[str, Any]]
     claims: Callable[[Mapping[str, Any]], list[Claim]] = no_claims
     summary: str = ""
-    report: Callable[[Mapping[str, Any]], str] | None = field(default=None)
+    report: Callable[[Mapping[str, Any]], str] = field(default=no_report)
+    resources: Resources = field(default_factory=Resources)
+    gpu_presets: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _KEBAB.match(self.name):
@@ -116,6 +285,45 @@ class MethodSpec(Generic[C]):
         for pname, preset in self.presets.items():
             if not isinstance(preset, self.config):
                 raise TypeError(f"MethodSpec {self.name}: preset {pname!r} is not a {self.config.__name__}")
+        unknown = [p for p in self.gpu_presets if p not in self.presets]
+        if unknown:
+            raise ValueError(f"MethodSpec {self.name}: gpu_presets {unknown} are not presets")
+
+    @classmethod
+    def from_module(
+        cls,
+        module: str,
+        *,
+        name: str,
+        paper: str,
+        summary: str,
+        resources: Resources | None = None,
+        gpu_presets: tuple[str, ...] = (),
+    ) -> MethodSpec[Any]:
+        """The spec of the method package ``module`` (e.g. ``"iclr26_graphs.methods.fgl"``).
+
+        Imports ``module.config`` now (``PRESETS``: preset name → config instance; the config class is
+        the presets' type) and ``module.train.run``, ``module.claims.claims`` and
+        ``module.claims.report`` on first call. The domain is read off the package name.
+        """
+        domain = _domain_of(module)
+        config_module = importlib.import_module(f"{module}.config")
+        presets = getattr(config_module, "PRESETS", None)
+        if not isinstance(presets, Mapping) or "smoke" not in presets:
+            raise TypeError(f"{module}.config must define PRESETS, a dict of preset name -> config")
+        return cls(
+            name=name,
+            domain=domain,
+            paper=paper,
+            config=type(presets["smoke"]),
+            presets=presets,
+            run=LazyFunction(f"{module}.train", "run"),
+            claims=LazyFunction(f"{module}.claims", "claims"),
+            summary=summary,
+            report=LazyFunction(f"{module}.claims", "report"),
+            resources=resources or Resources(),
+            gpu_presets=gpu_presets,
+        )
 
     def preset(self, name: str) -> C:
         """The preset config called ``name``; raises :class:`UsageError` listing the choices."""
@@ -125,6 +333,10 @@ class MethodSpec(Generic[C]):
             return self.presets[name]
         except KeyError:
             raise UsageError(f"{self.name}: unknown preset {name!r} (choose from {', '.join(self.presets)})") from None
+
+    def needs_gpu(self, preset: str) -> bool:
+        """Whether a run of ``preset`` must be scheduled on a GPU."""
+        return self.resources.gpus > 0 or preset in self.gpu_presets
 
     def check_claims(self, results: Mapping[str, Any]) -> list[Claim]:
         """Evaluate :attr:`claims` on ``results``; a missing metric raises a clear KeyError message."""

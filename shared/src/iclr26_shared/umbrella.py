@@ -3,34 +3,29 @@
 Methods are discovered through the entry point group ``iclr26.methods`` (each installed domain package
 exposes its ``cli.METHODS``), so the command works with any subset of domains installed.
 
-``iclr26 reproduce`` runs every method's claim experiment with one preset, keeps going when a method
-fails (and says so), and writes ``<out-dir>/reproduce-<UTC time>/REPORT.md`` (plus ``report.json``): one
-row per claim with the paper's number, ours and whether it holds, and links to each method's report.
+``iclr26 reproduce`` runs every method's claim experiment with one preset over one or more seeds, on a
+local process pool or on Ray, keeps going when a run fails (and says so), and writes
+``<out-dir>/reproduce-<UTC time>/REPORT.md`` (plus ``report.json``): one row per claim with the paper's
+number, ours, the baseline, the paired gain with its 95% interval and the verdict (see
+:mod:`iclr26_shared.reproduce`).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import os
 import subprocess
 import sys
-import time
-import traceback
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from iclr26_shared.cli import main_guard, run_methods
 from iclr26_shared.errors import UsageError
-from iclr26_shared.io import atomic_write_json, atomic_write_text
-from iclr26_shared.runner import CommonFlags, claims_table, execute
-from iclr26_shared.spec import PRESET_NAMES, Claim, MethodSpec
+from iclr26_shared.spec import PRESET_NAMES, MethodSpec
 
-__all__ = ["ENTRY_POINT_GROUP", "MethodOutcome", "discover_methods", "main", "reproduce", "write_reproduce_report"]
+__all__ = ["ENTRY_POINT_GROUP", "discover_methods", "main"]
 
 ENTRY_POINT_GROUP = "iclr26.methods"
 
@@ -51,154 +46,6 @@ def discover_methods() -> tuple[dict[str, MethodSpec[Any]], dict[str, str]]:
                 continue
             specs[name] = spec
     return specs, errors
-
-
-# --------------------------------------------------------------------------------------------------
-# reproduce
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class MethodOutcome:
-    """What one method's claim experiment gave."""
-
-    method: str
-    domain: str
-    paper: str
-    ok: bool
-    seconds: float
-    claims: list[Claim] = field(default_factory=list)
-    run_dir: str | None = None
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "method": self.method,
-            "domain": self.domain,
-            "paper": self.paper,
-            "ok": self.ok,
-            "seconds": round(self.seconds, 2),
-            "run_dir": self.run_dir,
-            "error": self.error,
-            "claims": [c.to_dict() for c in self.claims],
-        }
-
-
-def _reproduce_one(spec: MethodSpec[Any], preset: str, flags: CommonFlags) -> MethodOutcome:
-    t0 = time.monotonic()
-    try:
-        run, _, claims = execute(spec, spec.preset(preset), flags, preset=preset)
-    except Exception as err:
-        detail = traceback.format_exc(limit=-3)
-        print(f"[reproduce] {spec.name} FAILED: {type(err).__name__}: {err}\n{detail}", file=sys.stderr)
-        return MethodOutcome(
-            spec.name, spec.domain, spec.paper, False, time.monotonic() - t0, error=f"{type(err).__name__}: {err}"
-        )
-    return MethodOutcome(spec.name, spec.domain, spec.paper, True, time.monotonic() - t0, claims, str(run.path))
-
-
-def write_reproduce_report(out: Path, outcomes: Sequence[MethodOutcome], *, preset: str, seconds: float) -> Path:
-    """Write REPORT.md and report.json into ``out``; returns the REPORT.md path."""
-    claims = [(o, c) for o in outcomes for c in o.claims]
-    n_hold = sum(c.holds for _, c in claims)
-    lines = [
-        "# iclr26 reproduce report",
-        "",
-        f"Preset `{preset}` · {len(outcomes)} methods · {sum(o.ok for o in outcomes)} ran · "
-        f"{n_hold}/{len(claims)} claims hold · {seconds:.0f} s · "
-        f"{_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds')}",
-        "",
-    ]
-    if preset == "smoke":
-        lines += ["The `smoke` preset only checks that every pipeline runs: its claim verdicts mean nothing.", ""]
-    lines += ["## Claims", ""]
-    if claims:
-        table = claims_table([c for _, c in claims], method="")
-        rows = table.splitlines()
-        body = [row.replace("|  |", f"| {o.method} |", 1) for row, (o, _) in zip(rows[2:], claims, strict=True)]
-        lines += [*rows[:2], *body]
-    else:
-        lines.append("No claims were measured.")
-    lines += [
-        "",
-        "## Methods",
-        "",
-        "| method | domain | status | time (s) | report | figures |",
-        "|---|---|---|---|---|---|",
-    ]
-    for o in outcomes:
-        if o.ok and o.run_dir:
-            rel = os.path.relpath(o.run_dir, out)
-            figs = sorted((Path(o.run_dir) / "figures").glob("*.png"))
-            fig_links = ", ".join(f"[{f.stem}]({rel}/figures/{f.name})" for f in figs) or "—"
-            status = "ok" if o.claims else "ok (no claims)"
-            lines.append(
-                f"| {o.method} | {o.domain} | {status} | {o.seconds:.1f} | [report]({rel}/report.md) | {fig_links} |"
-            )
-        else:
-            lines.append(f"| {o.method} | {o.domain} | **failed**: {o.error} | {o.seconds:.1f} | — | — |")
-    failed = [o for o in outcomes if not o.ok]
-    if failed:
-        lines += ["", f"{len(failed)} method(s) failed; the others' results above are complete."]
-    lines.append("")
-    atomic_write_json(
-        out / "report.json",
-        {"preset": preset, "seconds": round(seconds, 2), "methods": [o.to_dict() for o in outcomes]},
-    )
-    return atomic_write_text(out / "REPORT.md", "\n".join(lines))
-
-
-def reproduce(
-    specs: Mapping[str, MethodSpec[Any]],
-    *,
-    preset: str = "quick",
-    only: Sequence[str] | None = None,
-    out_dir: Path = Path("runs"),
-    seed: int = 0,
-    device: str = "auto",
-    jobs: int = 1,
-    quiet: bool = True,
-) -> tuple[Path, list[MethodOutcome]]:
-    """Run the claim experiment of every spec (or of ``only``) and write the report; see module docs."""
-    if preset not in PRESET_NAMES:
-        raise UsageError(f"unknown preset {preset!r} (choose from {', '.join(PRESET_NAMES)})")
-    if jobs < 1:
-        raise UsageError(f"--jobs must be >= 1, got {jobs}")
-    names = list(specs) if not only else list(only)
-    unknown = [n for n in names if n not in specs]
-    if unknown:
-        raise UsageError(f"unknown method(s) {', '.join(unknown)} (installed: {', '.join(specs) or 'none'})")
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = Path(out_dir) / f"reproduce-{stamp}"
-    out.mkdir(parents=True, exist_ok=True)
-    flags = CommonFlags(seed=seed, device=device, out_dir=out, quiet=quiet)
-    t0 = time.monotonic()
-    outcomes: list[MethodOutcome] = []
-    if jobs == 1:
-        for n in names:
-            print(f"[reproduce] {n} ({preset}) ...", file=sys.stderr, flush=True)
-            outcomes.append(_reproduce_one(specs[n], preset, flags))
-            write_reproduce_report(out, outcomes, preset=preset, seconds=time.monotonic() - t0)
-    else:
-        import multiprocessing as mp
-
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-            # specs travel by pickle: their run/claims functions are module-level, found by reference
-            futures = {pool.submit(_reproduce_one, specs[n], preset, flags): n for n in names}
-            finished: dict[str, MethodOutcome] = {}
-            for fut in as_completed(futures):
-                n = futures[fut]
-                try:
-                    finished[n] = fut.result()
-                except Exception as err:  # the worker itself died
-                    s = specs[n]
-                    finished[n] = MethodOutcome(n, s.domain, s.paper, False, 0.0, error=f"worker died: {err}")
-                # the report grows as methods finish, so a killed reproduce keeps what was done
-                outcomes = [finished[m] for m in names if m in finished]
-                write_reproduce_report(out, outcomes, preset=preset, seconds=time.monotonic() - t0)
-    report = write_reproduce_report(out, outcomes, preset=preset, seconds=time.monotonic() - t0)
-    return report, outcomes
 
 
 # --------------------------------------------------------------------------------------------------
@@ -261,9 +108,15 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--preset", default="quick", choices=PRESET_NAMES)
     rep.add_argument("--only", default="", help="comma-separated method names")
     rep.add_argument("--out-dir", type=Path, default=Path("runs"))
-    rep.add_argument("--seed", type=int, default=0)
+    rep.add_argument("--seed", type=int, default=0, help="first seed")
+    rep.add_argument("--seeds", type=int, default=1, help="seeds per method (seed, seed+1, ...); >= 2 gives intervals")
     rep.add_argument("--device", default="auto")
-    rep.add_argument("--jobs", type=int, default=1, help="methods run in parallel processes")
+    rep.add_argument("--backend", default="process", choices=("process", "ray"), help="local processes or Ray tasks")
+    rep.add_argument("--jobs", type=int, default=1, help="process backend: runs in parallel processes (1: serial)")
+    rep.add_argument(
+        "--address", default=None, help="ray backend: auto or HOST:PORT of a Ray head (default: local Ray)"
+    )
+    rep.add_argument("--resume", type=Path, default=None, metavar="DIR", help="continue the reproduce in DIR")
     rep.add_argument("--verbose", action="store_true", help="progress bars instead of log lines")
     b = sub.add_parser("bench", help="run the packages' benchmark scripts (JSON ratios)")
     b.add_argument("--only", default="", help="comma-separated substrings of '<package>/<script>'")
@@ -290,6 +143,8 @@ def _main(argv: list[str]) -> int:
         print(f"domains installed: {', '.join(domains) or 'none'}")
         return 0
     if args.command == "reproduce":
+        from iclr26_shared.reproduce import reproduce
+
         only = [s for s in args.only.split(",") if s] or None
         report, outcomes = reproduce(
             specs,
@@ -297,11 +152,15 @@ def _main(argv: list[str]) -> int:
             only=only,
             out_dir=args.out_dir,
             seed=args.seed,
+            seeds=args.seeds,
             device=args.device,
             jobs=args.jobs,
+            backend=args.backend,
+            address=args.address,
+            resume=args.resume,
             quiet=not args.verbose,
         )
-        failed = [o.method for o in outcomes if not o.ok]
+        failed = sorted({f"{o.method} (seed {o.seed})" for o in outcomes if not o.ok and not o.skipped})
         print(f"report: {report}")
         if failed:
             print(f"failed: {', '.join(failed)}", file=sys.stderr)

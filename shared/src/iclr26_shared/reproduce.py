@@ -1,0 +1,487 @@
+"""``iclr26 reproduce``: every (method, seed) claim experiment, scheduled locally or on Ray, one report.
+
+Each (method, seed) is one run of :func:`~iclr26_shared.runner.execute` in its own run directory under
+``<out>/<method>/``. Three schedulers share this module:
+
+* ``serial`` (``--jobs 1``): one run after the other in this process;
+* ``process`` (``--jobs N``): a local pool of N spawned processes (no dependency beyond the stdlib);
+* ``ray`` (``--backend ray [--address auto|HOST:PORT]``): every run is a Ray task with the resources its
+  spec declares (:class:`~iclr26_shared.spec.Resources`); without ``--address`` a local Ray starts with
+  this machine's CPUs.
+
+Runs of methods whose spec is ``exclusive`` (timing claims) run after the others, one at a time, with
+the machine (a Ray node) to themselves. ``REPORT.md`` and ``report.json`` are rewritten as runs finish, so
+a killed reproduce keeps every finished row, and ``--resume DIR`` skips finished runs and resumes
+unfinished ones from their checkpoints. Claims over seeds are combined by :mod:`iclr26_shared.verdicts`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from iclr26_shared.errors import UsageError
+from iclr26_shared.io import atomic_write_json, atomic_write_text, read_json
+from iclr26_shared.runner import CommonFlags, execute, format_number, verdict_cell
+from iclr26_shared.spec import PRESET_NAMES, VERDICTS, Claim, MethodSpec
+from iclr26_shared.verdicts import CONFIDENCE, ClaimSummary, summarize_seeds
+
+__all__ = ["BACKENDS", "ReproducePlan", "RunOutcome", "reproduce", "write_reproduce_report"]
+
+BACKENDS: tuple[str, ...] = ("process", "ray")
+
+
+@dataclass
+class RunOutcome:
+    """What one (method, seed) run gave."""
+
+    method: str
+    domain: str
+    paper: str
+    seed: int
+    ok: bool
+    seconds: float
+    claims: list[Claim] = field(default_factory=list)
+    run_dir: str | None = None
+    error: str | None = None
+    skipped: str | None = None
+    alone: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (report.json)."""
+        return {
+            "method": self.method,
+            "domain": self.domain,
+            "paper": self.paper,
+            "seed": self.seed,
+            "ok": self.ok,
+            "seconds": round(self.seconds, 2),
+            "run_dir": self.run_dir,
+            "error": self.error,
+            "skipped": self.skipped,
+            "alone": self.alone,
+            "claims": [c.to_dict() for c in self.claims],
+        }
+
+
+def run_one(spec: MethodSpec[Any], preset: str, flags: CommonFlags, alone: bool = False) -> RunOutcome:
+    """One (method, seed) run; never raises (a failure is an outcome with ``error``)."""
+    t0 = time.monotonic()
+    try:
+        run, _, claims = execute(spec, spec.preset(preset), flags, preset=preset)
+    except Exception as err:
+        detail = traceback.format_exc(limit=-3)
+        print(
+            f"[reproduce] {spec.name} seed {flags.seed} FAILED: {type(err).__name__}: {err}\n{detail}", file=sys.stderr
+        )
+        return RunOutcome(
+            spec.name,
+            spec.domain,
+            spec.paper,
+            flags.seed,
+            False,
+            time.monotonic() - t0,
+            error=f"{type(err).__name__}: {err}",
+            alone=alone,
+        )
+    dt = time.monotonic() - t0
+    return RunOutcome(spec.name, spec.domain, spec.paper, flags.seed, True, dt, claims, str(run.path), alone=alone)
+
+
+# --------------------------------------------------------------------------------------------------
+# the report
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReproducePlan:
+    """What a reproduce runs (stored in report.json so ``--resume`` runs the same plan)."""
+
+    methods: tuple[str, ...]
+    seeds: tuple[int, ...]
+    preset: str
+    backend: str
+    device: str = "auto"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "methods": list(self.methods),
+            "seeds": list(self.seeds),
+            "preset": self.preset,
+            "backend": self.backend,
+            "device": self.device,
+        }
+
+
+def _summaries(outcomes: Sequence[RunOutcome]) -> list[tuple[str, ClaimSummary]]:
+    by_method: dict[str, list[RunOutcome]] = {}
+    for o in outcomes:
+        by_method.setdefault(o.method, []).append(o)
+    out: list[tuple[str, ClaimSummary]] = []
+    for method, runs in by_method.items():
+        runs = sorted((r for r in runs if r.ok), key=lambda r: r.seed)
+        shared_machine = {r.seed for r in runs if not r.alone}
+        for s in summarize_seeds([(r.seed, r.claims) for r in runs]):
+            if s.timing and shared_machine and s.verdict != "inconclusive":
+                s = replace(s, verdict="inconclusive", note="timing claim measured while other runs shared the cores")
+            out.append((method, s))
+    return out
+
+
+def _pm(mean: float, std: float, n: int) -> str:
+    return format_number(mean) if n <= 1 else f"{format_number(mean)} ± {format_number(std)}"
+
+
+_READING = f"""How to read the verdicts: each claim compares ours with the baseline measured in the same seed's
+run (or with a fixed threshold), in the direction the paper claims. With several seeds the gain is
+paired per seed and its {CONFIDENCE:.0%} Student-t interval over seeds decides: **holds** when the
+whole interval clears the claim's margin, **fails** when it lies wholly below, _inconclusive_ when it
+straddles the margin (the gap is inside seed noise at this budget), when both sides sit at chance, or
+when a timing claim was measured while other runs shared the cores. With one seed the verdict is a
+single run's (holds/fails on the sign of the gain) and says nothing about noise."""
+
+
+def write_reproduce_report(out: Path, outcomes: Sequence[RunOutcome], plan: ReproducePlan, *, seconds: float) -> Path:
+    """Write REPORT.md and report.json into ``out``; returns the REPORT.md path."""
+    summaries = _summaries(outcomes)
+    counts = {v: sum(s.verdict == v for _, s in summaries) for v in VERDICTS}
+    n_seeds = len(plan.seeds)
+    single = n_seeds == 1
+    done = sum(o.ok for o in outcomes)
+    lines = [
+        "# iclr26 reproduce report",
+        "",
+        f"Preset `{plan.preset}` · seeds {', '.join(map(str, plan.seeds))} · backend `{plan.backend}` · "
+        f"{len(plan.methods)} methods · {done}/{len(plan.methods) * n_seeds} runs finished · "
+        f"claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} inconclusive · "
+        f"{seconds:.0f} s · {_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds')}",
+        "",
+    ]
+    if plan.preset == "smoke":
+        lines += ["The `smoke` preset only checks that every pipeline runs: its claim verdicts mean nothing.", ""]
+    if single:
+        lines += ["**Single seed**: each verdict is one run's; rerun with `--seeds 3` (or more) for intervals.", ""]
+    lines += [_READING, "", "## Claims", ""]
+    if summaries:
+        if single:
+            lines += [
+                "| method | claim | metric | paper | ours | reference | gain | verdict (single seed) |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
+        else:
+            lines += [
+                f"| method | claim | metric | paper | ours (mean ± sd) | reference (mean ± sd) | "
+                f"gain [{CONFIDENCE:.0%} CI] | verdict | seeds |",
+                "|---|---|---|---|---|---|---|---|---|",
+            ]
+        for method, s in summaries:
+            claim = s.claim + (" (timing)" if s.timing else "")
+            metric = f"{s.metric} ({s.better} is better" + (f", margin {s.margin:g})" if s.margin else ")")
+            ref = ("threshold " if s.absolute else "") + _pm(s.ref_mean, s.ref_std, s.n)
+            verdict = verdict_cell(s.verdict) + (f" ({s.note})" if s.note else "")
+            row = [method, claim, metric, s.paper or "—", _pm(s.ours_mean, s.ours_std, s.n), ref]
+            if single:
+                row += [format_number(s.gain_mean), verdict]
+            else:
+                ci = f"{format_number(s.gain_mean)} [{format_number(s.gain_low)}, {format_number(s.gain_high)}]"
+                row += [ci, verdict, str(s.n)]
+            lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
+    else:
+        lines.append("No claims were measured.")
+    lines += [
+        "",
+        "## Runs",
+        "",
+        "| method | domain | seed | status | time (s) | report | figures |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for o in sorted(outcomes, key=lambda o: (plan.methods.index(o.method) if o.method in plan.methods else 0, o.seed)):
+        if o.ok and o.run_dir:
+            rel = os.path.relpath(o.run_dir, out)
+            figs = sorted((Path(o.run_dir) / "figures").glob("*.png"))
+            fig_links = ", ".join(f"[{f.stem}]({rel}/figures/{f.name})" for f in figs) or "—"
+            status = ("ok" if o.claims else "ok (no claims)") + (" (alone)" if o.alone else "")
+            lines.append(
+                f"| {o.method} | {o.domain} | {o.seed} | {status} | {o.seconds:.1f} | [report]({rel}/report.md) "
+                f"| {fig_links} |"
+            )
+        elif o.skipped:
+            lines.append(f"| {o.method} | {o.domain} | {o.seed} | skipped: {o.skipped} | — | — | — |")
+        else:
+            lines.append(f"| {o.method} | {o.domain} | {o.seed} | **failed**: {o.error} | {o.seconds:.1f} | — | — |")
+    failed = [o for o in outcomes if not o.ok and not o.skipped]
+    if failed:
+        lines += ["", f"{len(failed)} run(s) failed; the others' results above are complete."]
+    lines.append("")
+    atomic_write_json(
+        out / "report.json",
+        {
+            **plan.to_dict(),
+            "seconds": round(seconds, 2),
+            "interval": f"paired Student-t, {CONFIDENCE:.0%}",
+            "runs": [o.to_dict() for o in outcomes],
+            "claims": [{"method": m, **s.to_dict()} for m, s in summaries],
+        },
+    )
+    return atomic_write_text(out / "REPORT.md", "\n".join(lines))
+
+
+# --------------------------------------------------------------------------------------------------
+# schedulers
+# --------------------------------------------------------------------------------------------------
+
+Task = tuple[str, int]  # (method, seed)
+Report = Callable[[RunOutcome], None]
+
+
+def _flags(base: CommonFlags, seed: int) -> CommonFlags:
+    return replace(base, seed=seed)
+
+
+def _run_serial(
+    specs: Mapping[str, MethodSpec[Any]],
+    tasks: Sequence[Task],
+    preset: str,
+    base: CommonFlags,
+    report: Report,
+    *,
+    alone: bool,
+) -> None:
+    for name, seed in tasks:
+        print(f"[reproduce] {name} seed {seed} ({preset}) ...", file=sys.stderr, flush=True)
+        report(run_one(specs[name], preset, _flags(base, seed), alone))
+
+
+def _run_pool(
+    specs: Mapping[str, MethodSpec[Any]],
+    tasks: Sequence[Task],
+    preset: str,
+    base: CommonFlags,
+    report: Report,
+    *,
+    jobs: int,
+) -> None:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+        # specs travel by pickle: their run/claims functions are found by module and name
+        futures = {pool.submit(run_one, specs[n], preset, _flags(base, s), False): (n, s) for n, s in tasks}
+        for fut in as_completed(futures):
+            n, s = futures[fut]
+            try:
+                report(fut.result())
+            except Exception as err:  # the worker process itself died
+                spec = specs[n]
+                report(RunOutcome(n, spec.domain, spec.paper, s, False, 0.0, error=f"worker died: {err}"))
+
+
+def check_ray_address(address: str | None) -> None:
+    """Fail fast, in one line, when ``HOST:PORT`` does not answer (Ray itself would retry for minutes)."""
+    if address in (None, "auto", "local"):
+        return
+    assert address is not None
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit():
+        raise UsageError(f"--address {address!r}: expected auto or HOST:PORT (e.g. 10.0.0.1:6379)")
+    try:
+        with socket.create_connection((host, int(port)), timeout=3.0):
+            pass
+    except OSError as err:
+        raise UsageError(f"--address {address}: no Ray head answers there ({err.strerror or err})") from None
+
+
+class RayScheduler:
+    """Runs tasks as Ray tasks (``ray.remote`` with each spec's CPUs/GPUs), gathering them as they finish."""
+
+    def __init__(self, address: str | None, *, num_cpus: int | None = None) -> None:
+        check_ray_address(address)
+        # keep Ray's known FutureWarning about accelerator env vars out of the user's terminal
+        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+        import ray
+
+        self.ray = ray
+        self.started_here = not ray.is_initialized()
+        kwargs: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False, "logging_level": "ERROR"}
+        t0 = time.monotonic()
+        try:
+            if address in (None, "local"):
+                ray.init(num_cpus=num_cpus or os.cpu_count() or 1, **kwargs)
+            else:
+                ray.init(address=address, **kwargs)
+        except ConnectionError as err:
+            raise UsageError(f"--address {address}: cannot connect to a Ray cluster ({err})") from None
+        self.startup_s = time.monotonic() - t0
+        self.remote = ray.remote(max_retries=0)(run_one)
+
+    def gpus(self) -> float:
+        """GPUs in the cluster."""
+        return float(self.ray.cluster_resources().get("GPU", 0.0))
+
+    def node_cpus(self) -> float:
+        """CPUs of the largest alive node (an exclusive task asks for all of them)."""
+        cpus = [n["Resources"].get("CPU", 0.0) for n in self.ray.nodes() if n.get("Alive")]
+        return max(cpus or [1.0])
+
+    def run(
+        self,
+        specs: Mapping[str, MethodSpec[Any]],
+        tasks: Sequence[Task],
+        preset: str,
+        base: CommonFlags,
+        report: Report,
+        *,
+        alone: bool,
+    ) -> None:
+        """Submit ``tasks`` (all at once; with ``alone``, one at a time holding a whole node)."""
+        pending: dict[Any, Task] = {}
+
+        def submit(name: str, seed: int) -> None:
+            spec = specs[name]
+            res = spec.resources
+            cpus = self.node_cpus() if alone else res.cpus
+            gpus = max(res.gpus, 1.0) if spec.needs_gpu(preset) else res.gpus
+            ref = self.remote.options(num_cpus=cpus, num_gpus=gpus).remote(spec, preset, _flags(base, seed), alone)
+            pending[ref] = (name, seed)
+
+        queue = list(tasks)
+        if not alone:
+            for n, s in queue:
+                submit(n, s)
+            queue = []
+        elif queue:
+            submit(*queue.pop(0))
+        while pending:
+            done, _ = self.ray.wait(list(pending), num_returns=1)
+            n, s = pending.pop(done[0])
+            try:
+                report(self.ray.get(done[0]))
+            except Exception as err:  # the worker died (RayTaskError, WorkerCrashedError, ...)
+                spec = specs[n]
+                msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                report(RunOutcome(n, spec.domain, spec.paper, s, False, 0.0, error=f"Ray task failed: {msg}"))
+            if queue:
+                submit(*queue.pop(0))
+
+    def close(self) -> None:
+        """Shut down the Ray this scheduler started (a cluster we connected to keeps running)."""
+        if self.started_here:
+            self.ray.shutdown()
+
+
+def _local_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+# --------------------------------------------------------------------------------------------------
+# reproduce
+# --------------------------------------------------------------------------------------------------
+
+
+def _resume_plan(out: Path) -> dict[str, Any]:
+    data = read_json(out / "report.json", what="reproduce report to resume", error=UsageError)
+    if not isinstance(data, dict) or not {"methods", "seeds", "preset"} <= set(data):
+        raise UsageError(f"{out / 'report.json'}: not a reproduce report (expected keys methods, seeds, preset)")
+    return data
+
+
+def reproduce(
+    specs: Mapping[str, MethodSpec[Any]],
+    *,
+    preset: str = "quick",
+    only: Sequence[str] | None = None,
+    out_dir: Path = Path("runs"),
+    seed: int = 0,
+    seeds: int = 1,
+    device: str = "auto",
+    jobs: int = 1,
+    backend: str = "process",
+    address: str | None = None,
+    resume: Path | None = None,
+    quiet: bool = True,
+) -> tuple[Path, list[RunOutcome]]:
+    """Run the claim experiment of every spec (or of ``only``) for ``seeds`` seeds; see the module docs.
+
+    Seeds are ``seed, seed + 1, ..., seed + seeds − 1``. With ``resume`` (a reproduce directory) the plan
+    stored there is run again: finished runs are read back, unfinished ones continue from checkpoints.
+    """
+    if backend not in BACKENDS:
+        raise UsageError(f"--backend {backend!r}: choose from {', '.join(BACKENDS)}")
+    if seeds < 1:
+        raise UsageError(f"--seeds must be >= 1, got {seeds}")
+    if jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {jobs}")
+    if address is not None and backend != "ray":
+        raise UsageError("--address needs --backend ray")
+    if resume is not None:
+        out = Path(resume)
+        stored = _resume_plan(out)
+        names = [str(m) for m in stored["methods"]]
+        seed_list = [int(s) for s in stored["seeds"]]
+        preset = str(stored["preset"])
+        device = str(stored.get("device", device))
+    else:
+        if preset not in PRESET_NAMES:
+            raise UsageError(f"unknown preset {preset!r} (choose from {', '.join(PRESET_NAMES)})")
+        names = list(specs) if not only else list(only)
+        seed_list = [seed + i for i in range(seeds)]
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        out = Path(out_dir) / f"reproduce-{stamp}"
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise UsageError(f"unknown method(s) {', '.join(unknown)} (installed: {', '.join(specs) or 'none'})")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot create the reproduce directory {out}: {err.strerror or err}") from None
+    plan = ReproducePlan(tuple(names), tuple(seed_list), preset, backend, device)
+    base = CommonFlags(seed=seed_list[0], device=device, out_dir=out, quiet=quiet, resume=resume is not None)
+    t0 = time.monotonic()
+    finished: dict[Task, RunOutcome] = {}
+
+    def report(outcome: RunOutcome) -> None:
+        finished[(outcome.method, outcome.seed)] = outcome
+        ordered = [finished[(n, s)] for n in names for s in seed_list if (n, s) in finished]
+        write_reproduce_report(out, ordered, plan, seconds=time.monotonic() - t0)
+
+    tasks = [(n, s) for n in names for s in seed_list]
+    ray_sched = RayScheduler(address) if backend == "ray" else None
+    try:
+        have_gpu = ray_sched.gpus() > 0 if ray_sched is not None else _local_gpu()
+        runnable: list[Task] = []
+        for n, s in tasks:
+            if specs[n].needs_gpu(preset) and not have_gpu:
+                spec = specs[n]
+                where = "in the Ray cluster" if ray_sched is not None else "on this machine"
+                report(RunOutcome(n, spec.domain, spec.paper, s, False, 0.0, skipped=f"needs a GPU; none {where}"))
+            else:
+                runnable.append((n, s))
+        shared_tasks = [t for t in runnable if not specs[t[0]].resources.exclusive]
+        alone_tasks = [t for t in runnable if specs[t[0]].resources.exclusive]
+        if ray_sched is not None:
+            print(f"[reproduce] Ray ready in {ray_sched.startup_s:.1f} s", file=sys.stderr, flush=True)
+            ray_sched.run(specs, shared_tasks, preset, base, report, alone=False)
+            ray_sched.run(specs, alone_tasks, preset, base, report, alone=True)
+        elif jobs == 1:
+            _run_serial(specs, shared_tasks + alone_tasks, preset, base, report, alone=True)
+        else:
+            _run_pool(specs, shared_tasks, preset, base, report, jobs=jobs)
+            _run_serial(specs, alone_tasks, preset, base, report, alone=True)
+    finally:
+        if ray_sched is not None:
+            ray_sched.close()
+    ordered = [finished[t] for t in tasks if t in finished]
+    path = write_reproduce_report(out, ordered, plan, seconds=time.monotonic() - t0)
+    return path, ordered

@@ -1,0 +1,107 @@
+"""`iclr26 reproduce`: seeds, verdicts, the process pool and Ray backends, failures, resume."""
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from iclr26_shared import umbrella
+from iclr26_shared.reproduce import reproduce
+from iclr26_shared.spec import Resources
+from iclr26_shared.testing import TOY_SPEC, run_cli
+
+SMOKE_TOY = dataclasses.replace(TOY_SPEC, presets={**TOY_SPEC.presets, "quick": TOY_SPEC.presets["smoke"]})
+# a failing method that pickles by reference (its run is the toy's, crashing at step 5)
+BROKEN = dataclasses.replace(
+    SMOKE_TOY, name="broken", presets={k: dataclasses.replace(v, crash_at=5) for k, v in SMOKE_TOY.presets.items()}
+)
+TWO = dataclasses.replace(SMOKE_TOY, name="toy-two")
+
+
+def _claim_rows(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln.startswith(("| toy-ridge | minibatch", "| toy-two | minibatch"))]
+
+
+def test_single_seed_report_keeps_going_and_links_runs(tmp_path: Path) -> None:
+    report, outcomes = reproduce({"broken": BROKEN, "toy-ridge": SMOKE_TOY}, out_dir=tmp_path, device="cpu")
+    assert [o.ok for o in outcomes] == [False, True]
+    text = report.read_text()
+    assert report.parent.name.startswith("reproduce-") and report.name == "REPORT.md"
+    assert "**Single seed**" in text and "verdict (single seed)" in text
+    (row,) = _claim_rows(text)
+    assert "| holds |" in row and "(toy: optimum)" in row and "threshold 1.05" in row
+    assert "| broken | testing | 0 | **failed**: RuntimeError: toy crash at step 5" in text
+    assert "claims: 1 hold, 0 fail, 0 inconclusive" in text
+    link = re.search(r"\[report\]\(([^)]+)\)", text).group(1)
+    assert (report.parent / link).is_file()
+    fig = re.search(r"\[loss\]\(([^)]+)\)", text).group(1)
+    assert (report.parent / fig).is_file()
+    data = json.loads((report.parent / "report.json").read_text())
+    assert data["claims"][0]["verdict"] == "holds" and data["claims"][0]["single_seed"]
+    assert data["runs"][0]["error"] and data["seeds"] == [0]
+
+
+def test_seeds_give_intervals_and_the_pool_matches_serial(tmp_path: Path) -> None:
+    specs = {"toy-ridge": SMOKE_TOY, "toy-two": TWO}
+    serial, outs = reproduce(specs, out_dir=tmp_path / "a", device="cpu", seeds=2, seed=3)
+    assert [(o.method, o.seed) for o in outs] == [("toy-ridge", 3), ("toy-ridge", 4), ("toy-two", 3), ("toy-two", 4)]
+    pool, outs2 = reproduce(specs, out_dir=tmp_path / "b", device="cpu", seeds=2, seed=3, jobs=2)
+    assert [o.claims for o in outs2] == [o.claims for o in outs]
+    rows_serial = _claim_rows(serial.read_text())
+    assert rows_serial == _claim_rows(pool.read_text()) and len(rows_serial) == 2
+    assert "gain [95% CI]" in serial.read_text() and rows_serial[0].endswith("| holds | 2 |")
+
+
+def test_timing_claims_run_alone_and_gpu_methods_are_skipped_without_gpu(tmp_path: Path, monkeypatch) -> None:
+    import iclr26_shared.reproduce as rep
+
+    monkeypatch.setattr(rep, "_local_gpu", lambda: False)
+    timed = dataclasses.replace(SMOKE_TOY, name="timed", resources=Resources(exclusive=True))
+    gpu = dataclasses.replace(SMOKE_TOY, name="gpu-only", gpu_presets=("quick",))
+    report, outs = reproduce(
+        {"toy-ridge": SMOKE_TOY, "timed": timed, "gpu-only": gpu}, out_dir=tmp_path, device="cpu", jobs=2
+    )
+    by = {o.method: o for o in outs}
+    assert by["timed"].alone and not by["toy-ridge"].alone
+    assert by["gpu-only"].skipped == "needs a GPU; none on this machine" and not by["gpu-only"].ok
+    assert "skipped: needs a GPU" in report.read_text()
+
+
+def test_resume_skips_finished_runs_and_finishes_the_plan(tmp_path: Path) -> None:
+    report, outs = reproduce({"toy-ridge": SMOKE_TOY}, out_dir=tmp_path, device="cpu", seeds=2)
+    out = report.parent
+    runs_before = sorted(p.name for p in (out / "toy-ridge").iterdir())
+    # forget seed 1's run: resume must redo it and read seed 0's back
+    data = json.loads((out / "report.json").read_text())
+    import shutil
+
+    shutil.rmtree(next(o.run_dir for o in outs if o.seed == 1))
+    report2, outs2 = reproduce({"toy-ridge": SMOKE_TOY}, resume=out)
+    assert report2 == report and [o.seed for o in outs2] == [0, 1] and all(o.ok for o in outs2)
+    runs_after = sorted(p.name for p in (out / "toy-ridge").iterdir())
+    assert runs_before[0] in runs_after and len(runs_after) == 2
+    assert json.loads((out / "report.json").read_text())["seeds"] == data["seeds"]
+
+
+def test_ray_backend_runs_methods_times_seeds_like_the_pool(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    specs = {"toy-ridge": SMOKE_TOY, "toy-two": TWO, "broken": BROKEN}
+    ray_report, ray_outs = reproduce(specs, out_dir=tmp_path / "ray", device="cpu", seeds=2, backend="ray")
+    assert len(ray_outs) == 6 and [o.ok for o in ray_outs if o.method == "broken"] == [False, False]
+    assert all(o.ok for o in ray_outs if o.method != "broken")
+    pool_report, _ = reproduce(specs, out_dir=tmp_path / "pool", device="cpu", seeds=2, jobs=2)
+    assert _claim_rows(ray_report.read_text()) == _claim_rows(pool_report.read_text())
+    assert "backend `ray`" in ray_report.read_text()
+
+
+def test_run_with_seeds_writes_an_aggregated_report(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(umbrella, "discover_methods", lambda: ({"toy-ridge": TOY_SPEC}, {}))
+    res = run_cli(
+        umbrella.main, ["run", "toy-ridge", "--preset", "smoke", "--seeds", "2", "--quiet", "--out-dir", str(tmp_path)]
+    )
+    assert res.code == 0, res.err
+    assert "[holds] minibatch SGD" in res.out and "over 2 seeds" in res.out
+    (report,) = tmp_path.glob("toy-ridge-seeds-*/REPORT.md")
+    assert "| toy-ridge | minibatch SGD" in report.read_text()
