@@ -24,8 +24,8 @@ import statistics
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
