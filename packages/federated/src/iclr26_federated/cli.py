@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from iclr26_federated.methods.fedopenmatch.spec import SPEC as FEDOPENMATCH
 from iclr26_shared.cli import run_methods
 from iclr26_shared.spec import MethodSpec
@@ -12,7 +14,7 @@ from iclr26_shared.spec import MethodSpec
 DOMAIN = "federated"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
-METHODS: dict[str, MethodSpec] = {FEDOPENMATCH.name: FEDOPENMATCH}
+METHODS: dict[str, MethodSpec[Any]] = {FEDOPENMATCH.name: FEDOPENMATCH}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,7 @@
 """Open-set federated splits: Flower Datasets' Dirichlet partitioner, known/unknown mix, seeding."""
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -65,7 +67,9 @@ def test_open_set_split_known_unknown_mix() -> None:
     ],
 )
 def test_bad_split_arguments_name_the_field(kwargs: dict, field: str) -> None:
-    base = dict(num_known=4, num_unknown=3, labels_per_class=5, num_clients=3, alpha=0.5, seed=1, min_partition_size=5)
+    base: dict[str, Any] = dict(
+        num_known=4, num_unknown=3, labels_per_class=5, num_clients=3, alpha=0.5, seed=1, min_partition_size=5
+    )
     base.update(kwargs)
     with pytest.raises(ConfigError, match=field):
         make_open_set_split(_images(), **base)

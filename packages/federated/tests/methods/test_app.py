@@ -23,7 +23,7 @@ def _toy_train(msg: Message, context: Context) -> Message:
     pid = int(context.node_config["partition-id"])
     if pid == 2:
         raise RuntimeError("client 2 is broken")
-    w = msg.content["arrays"].to_torch_state_dict()["w"] + float(pid + 1)
+    w = msg.content.array_records["arrays"].to_torch_state_dict()["w"] + float(pid + 1)
     metrics = MetricRecord({"num-examples": float(10 * (pid + 1)), "loss": float(pid)})
     return Message(RecordDict({"arrays": ArrayRecord({"w": w}), "metrics": metrics}), reply_to=msg)
 
@@ -76,7 +76,7 @@ def test_client_app_trains_on_its_partition_in_process() -> None:
     (reply,) = grid.send_and_receive([Message(content, 2, MessageType.TRAIN)])
     assert not reply.has_error(), reply.error.reason if reply.has_error() else ""
     assert reply.content["metrics"]["num-examples"] == len(client_partition(params, 1))
-    after = reply.content["arrays"].to_torch_state_dict()
+    after = reply.content.array_records["arrays"].to_torch_state_dict()
     assert set(after) == set(before)
     assert any(not torch.equal(after[k], before[k]) for k in before)
 

@@ -1,4 +1,5 @@
-"""Open-set federated splits (research notes §6.3).
+"""Open-set federated splits (FedOpenMatch, OpenReview 5UrPAW3uI1, experimental setup: K known / U unknown
+classes, labels per known class at the server, Dir(α) clients).
 
 From a labelled image set with C classes: the first K classes are *known*, the next U are *unknown*
 (the rest are unused). The server keeps ``labels_per_class`` labelled images of every known class

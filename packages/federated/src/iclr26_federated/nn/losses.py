@@ -1,6 +1,7 @@
 """Open-set semi-supervised losses of FedOpenMatch and OpenMatch.
 
-Notation (research notes §6.2): ``p`` are the K closed-set logits of the inlier head h_c, shape
+Notation (FedOpenMatch, OpenReview 5UrPAW3uI1, method section; OVA loss from OpenMatch, Saito et al. 2021):
+``p`` are the K closed-set logits of the inlier head h_c, shape
 ``[B, K]``; ``q`` are the one-vs-all (OVA) logits of the OVA head h_d, shape ``[B, K, 2]`` where
 ``q[:, k, 0]`` is the "outlier" logit and ``q[:, k, 1]`` the "inlier" logit of sub-classifier k.
 σ denotes the softmax over each 2-logit pair, so ``σ(q^k)_1`` is the probability that the sample

@@ -1,4 +1,7 @@
-"""The OpenMatch inference rule and the open-set metrics of FedOpenMatch (research notes §6.2)."""
+"""The OpenMatch inference rule and the open-set metrics of FedOpenMatch.
+
+FedOpenMatch (OpenReview 5UrPAW3uI1), inference and evaluation; OpenMatch (Saito et al. 2021), Sec. 3.
+"""
 
 from __future__ import annotations
 

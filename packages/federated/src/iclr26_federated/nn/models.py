@@ -1,8 +1,8 @@
 """Two-head open-set networks: a shared extractor g, an inlier head h_c and a one-vs-all head h_d.
 
 ``p = h_c(g(x))`` (``[B, K]``) and ``q = h_d(g(x))`` reshaped to ``[B, K, 2]`` (outlier, inlier). With
-gradient stop (FedOpenMatch §6.2) the OVA head reads ``stopgrad(g(x))``: OVA losses update h_d only and
-never the extractor.
+gradient stop (FedOpenMatch, OpenReview 5UrPAW3uI1, method section) the OVA head reads
+``stopgrad(g(x))``: OVA losses update h_d only and never the extractor.
 
 Normalisation layers are GroupNorm rather than BatchNorm: FedAvg then averages only trainable weights
 (no running statistics or integer counters), the usual choice for non-IID federated training.

@@ -1,10 +1,31 @@
-"""FedOpenMatch as a Flower app (``client_app.py``, ``server_app.py``, ``strategy.py``, ``model.py``,
-``dataset.py``, ``utils.py``) plus the workspace contract (``config.py``, ``train.py``, ``claims.py``).
+"""FedOpenMatch (open-set semi-supervised FL, label-at-server; OpenReview 5UrPAW3uI1) as a Flower app.
 
-Only the light modules are imported here; the Flower/torch modules load on first use.
+The Flower app files (``client_app.py``, ``server_app.py``, ``strategy.py``) and the torch modules load on
+first use; this package exposes only the light names, lazily (PEP 562).
 """
 
-from iclr26_federated.methods.fedopenmatch.config import PRESETS, VARIANTS, FedOpenMatchConfig, JobParams, job_params
-from iclr26_federated.methods.fedopenmatch.spec import SPEC
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iclr26_federated.methods.fedopenmatch.config import (
+        PRESETS,
+        VARIANTS,
+        FedOpenMatchConfig,
+        JobParams,
+        job_params,
+    )
+    from iclr26_federated.methods.fedopenmatch.spec import SPEC
 
 __all__ = ["PRESETS", "SPEC", "VARIANTS", "FedOpenMatchConfig", "JobParams", "job_params"]
+
+_WHERE = {name: "config" for name in ("PRESETS", "VARIANTS", "FedOpenMatchConfig", "JobParams", "job_params")}
+_WHERE["SPEC"] = "spec"
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)

@@ -38,7 +38,7 @@ def train(msg: Message, context: Context) -> Message:
     device = torch.device(params.device if params.device == "cpu" or torch.cuda.is_available() else "cpu")
     split = load_split(params)
     model = make_model(params, split.in_channels)
-    model.load_state_dict(msg.content["arrays"].to_torch_state_dict())
+    model.load_state_dict(msg.content.array_records["arrays"].to_torch_state_dict())
     metrics = train_client(
         model,
         client_partition(params, pid),
@@ -48,5 +48,5 @@ def train(msg: Message, context: Context) -> Message:
         server_round=server_round,
     )
     metrics["partition-id"] = float(pid)
-    content = RecordDict({"arrays": ArrayRecord(model.cpu().state_dict()), "metrics": MetricRecord(metrics)})
+    content = RecordDict({"arrays": ArrayRecord(model.cpu().state_dict()), "metrics": MetricRecord({**metrics})})
     return Message(content=content, reply_to=msg)

@@ -8,9 +8,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from iclr26_shared.config import check_choice, check_fraction, check_positive, check_range
+import annotated_types as at
+
+from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError
 
 __all__ = [
@@ -23,8 +25,8 @@ __all__ = [
     "job_params",
 ]
 
-#: Every variant the app runs: FedOpenMatch, its leave-one-out ablations and the baselines.
-VARIANTS: tuple[str, ...] = (
+#: A variant's name: FedOpenMatch, its leave-one-out ablations and the baselines.
+Variant = Literal[
     "fedopenmatch",
     "no-gs",
     "no-la",
@@ -32,13 +34,16 @@ VARIANTS: tuple[str, ...] = (
     "fedavg-openmatch",
     "fedavg-fixmatch",
     "labeled-only",
-)
+]
+#: Every variant the app runs, in report order.
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 #: Ablations: FedOpenMatch with one component switched off (GS off; ω = 0; LCR replaced by SOCR).
 ABLATIONS: dict[str, str] = {"gs": "no-gs", "la": "no-la", "lcr": "no-lcr"}
 #: Baselines of the claims.
 BASELINES: tuple[str, ...] = ("fedavg-openmatch", "fedavg-fixmatch", "labeled-only")
 
-_DATASETS = ("mnist-5k", "digits", "fashion-mnist", "cifar10", "cifar100")
+#: The image sets (``data/images.py``).
+Dataset = Literal["mnist-5k", "digits", "fashion-mnist", "cifar10", "cifar100"]
 
 
 @dataclass(frozen=True)
@@ -46,21 +51,21 @@ class FedOpenMatchConfig:
     """FedOpenMatch (label-at-server open-set semi-supervised FL) and its baselines, on Flower."""
 
     # ----- data and split -----
-    dataset: str = "mnist-5k"
+    dataset: Dataset = "mnist-5k"
     """Image set: mnist-5k or digits (offline, ship in PyPI wheels); fashion-mnist, cifar10, cifar100 (opt-in)."""
-    known_classes: int = 6
-    """K: classes 0..K-1 are known (labelled at the server)."""
-    unknown_classes: int = 4
+    known_classes: Annotated[int, at.Ge(2)] = 6
+    """K: classes 0..K-1 are known (labelled at the server); at least 2 (the OVA loss needs a negative class)."""
+    unknown_classes: PosInt = 4
     """U: classes K..K+U-1 are unknown (appear only in the clients' unlabelled data and the test set)."""
-    labels_per_class: int = 25
+    labels_per_class: PosInt = 25
     """Labelled server images per known class (the paper's '@25')."""
-    num_clients: int = 4
-    """M: number of clients (virtual SuperNodes)."""
-    dirichlet_alpha: float = 0.3
+    num_clients: Annotated[int, at.Ge(2)] = 4
+    """M: number of clients (virtual SuperNodes), at least 2."""
+    dirichlet_alpha: PosFloat = 0.3
     """Dirichlet concentration of the non-IID client split (paper: 0.3 and 0.1)."""
-    min_partition_size: int = 10
+    min_partition_size: PosInt = 10
     """Minimum unlabelled samples per client (Flower Datasets' DirichletPartitioner)."""
-    max_client_pool: int = 0
+    max_client_pool: NonNegInt = 0
     """If > 0, use a class-stratified subset of this many unlabelled images (smaller runs); 0 = all."""
     hflip: bool = False
     """Random horizontal flips in the weak/strong views (off for digits; on for CIFAR)."""
@@ -68,114 +73,82 @@ class FedOpenMatchConfig:
     # ----- model -----
     arch: Literal["cnn", "resnet18"] = "cnn"
     """Extractor: a small 3-block CNN (CPU) or the paper's ResNet-18 (GroupNorm)."""
-    width: int = 16
+    width: PosInt = 16
     """Base channel width of the extractor (ResNet-18: 64 is the standard)."""
 
     # ----- federated schedule -----
-    num_rounds: int = 10
+    num_rounds: PosInt = 10
     """Communication rounds."""
-    fraction_train: float = 1.0
+    fraction_train: Annotated[float, at.Interval(gt=0, le=1)] = 1.0
     """Fraction of clients sampled per round (at least 2 are sampled)."""
-    local_epochs: int = 1
+    local_epochs: PosInt = 1
     """Local epochs over a client's unlabelled data per round."""
-    warmup_steps: int = 100
+    warmup_steps: NonNegInt = 100
     """Supervised server steps on the labelled set before round 1."""
-    server_steps: int = 20
+    server_steps: NonNegInt = 20
     """Server fine-tune steps on the labelled set after each aggregation."""
-    batch_size: int = 64
+    batch_size: PosInt = 64
     """Batch size (labelled and unlabelled)."""
-    lr: float = 0.03
+    lr: PosFloat = 0.03
     """SGD learning rate η (FixMatch/OpenMatch default), decayed over rounds as η·cos(7πr/16R)."""
-    momentum: float = 0.9
+    momentum: Annotated[float, at.Interval(ge=0, lt=1)] = 0.9
     """SGD (Nesterov) momentum."""
-    weight_decay: float = 5e-4
+    weight_decay: NonNegFloat = 5e-4
     """SGD weight decay."""
 
     # ----- FedOpenMatch -----
     gradient_stop: bool = True
     """GS: the OVA head reads stopgrad(g(x)), so OVA losses never update the extractor."""
-    la_weight: float = 1.0
+    la_weight: NonNegFloat = 1.0
     """ω of the logit adjustment q + sign·ω·log π of the OVA logits in the training losses (0 = off)."""
     la_on_server: bool = False
-    """Also apply LA in the server's hard-negative OVA loss (the notes' server loss has none)."""
-    la_sign: int = 1
+    """Also apply LA in the server's hard-negative OVA loss (the paper's server loss L_s has none)."""
+    la_sign: Literal[1, -1] = 1
     """Sign of the logit adjustment: +1 = the paper's Eq. 6 / Menon's training-time loss (default); -1 = reversed."""
     consistency: Literal["lcr", "socr", "none"] = "lcr"
     """Consistency regulariser: LCR (MSE of raw logits, FedOpenMatch), SOCR (OpenMatch, on probabilities), none."""
-    lcr_weight: float = 0.1
+    lcr_weight: NonNegFloat = 0.1
     """λ of LCR (not public; 0.1 here: LCR's raw-logit MSE is on a larger scale than SOCR's probabilities)."""
-    socr_weight: float = 0.5
+    socr_weight: NonNegFloat = 0.5
     """λ of SOCR (OpenMatch: 0.5 on CIFAR-10, 1.0 on CIFAR-100)."""
-    oem_weight: float = 0.1
+    oem_weight: NonNegFloat = 0.1
     """λ of OpenMatch's OVA entropy minimisation (FedAvg+OpenMatch clients)."""
-    tau_in: float = 0.95
+    tau_in: UnitFloat = 0.95
     """Confidence threshold τ_in of the FixMatch pseudo-labels (max softmax of p)."""
-    tau_pos: float = 0.9
+    tau_pos: UnitFloat = 0.9
     """OVA pseudo-label: entry (i, k) is a positive when σ(q_i^k)_1 ≥ tau_pos."""
-    tau_neg: float = 0.1
+    tau_neg: UnitFloat = 0.1
     """OVA pseudo-label: entry (i, k) is a negative when σ(q_i^k)_1 ≤ tau_neg."""
-    msp_threshold: float = 0.5
+    msp_threshold: UnitFloat = 0.5
     """FedAvg+FixMatch has no OVA head: it predicts 'unknown' when max softmax(p) < this."""
 
     # ----- experiment -----
-    variants: tuple[str, ...] = VARIANTS
+    variants: Annotated[tuple[Variant, ...], at.MinLen(1)] = VARIANTS
     """Variants to run: fedopenmatch, no-gs, no-la, no-lcr, fedavg-openmatch, fedavg-fixmatch, labeled-only."""
-    num_seeds: int = 3
+    num_seeds: PosInt = 3
     """Seeds per variant (seed, seed+1, ...): each seed draws its own split, model init and augmentations."""
     engine: Literal["ray", "inline"] = "ray"
     """ray: Flower's simulation engine (Ray backend); inline: the same app through an in-process Grid."""
-    client_cpus: float = 1.0
+    client_cpus: PosFloat = 1.0
     """CPUs per virtual client (Ray client_resources.num_cpus)."""
-    client_gpus: float = 0.0
+    client_gpus: NonNegFloat = 0.0
     """GPUs per virtual client (Ray client_resources.num_gpus); > 0 lets clients use CUDA."""
-    ray_cpus: int = 0
+    ray_cpus: NonNegInt = 0
     """CPUs Ray may use (init_args.num_cpus); 0 = all of this machine's."""
-    fail_client: int = -1
+    fail_client: Annotated[int, at.Ge(-1)] = -1
     """Test hook: the client with this partition id raises in round fail_round (-1: never)."""
-    fail_round: int = 1
+    fail_round: PosInt = 1
     """Test hook: the round in which fail_client raises."""
 
     def __post_init__(self) -> None:
-        check_choice("dataset", self.dataset, _DATASETS)
-        for name in ("known_classes", "unknown_classes", "labels_per_class", "num_clients", "min_partition_size"):
-            check_positive(name, getattr(self, name))
-        if self.known_classes < 2:
-            raise ConfigError("known_classes", self.known_classes, "at least 2 (the OVA loss needs a negative class)")
-        if self.num_clients < 2:
-            raise ConfigError("num_clients", self.num_clients, "at least 2")
-        check_positive("dirichlet_alpha", self.dirichlet_alpha)
-        check_range("max_client_pool", self.max_client_pool, 0)
-        check_choice("arch", self.arch, ("cnn", "resnet18"))
-        check_positive("width", self.width)
-        for name in ("num_rounds", "local_epochs", "batch_size", "num_seeds"):
-            check_positive(name, getattr(self, name))
-        check_range("warmup_steps", self.warmup_steps, 0)
-        check_range("server_steps", self.server_steps, 0)
-        check_range("fraction_train", self.fraction_train, 0.0, 1.0, low_open=True)
-        check_positive("lr", self.lr)
-        check_range("momentum", self.momentum, 0.0, 1.0, high_open=True)
-        check_positive("weight_decay", self.weight_decay, allow_zero=True)
-        check_positive("la_weight", self.la_weight, allow_zero=True)
-        check_choice("la_sign", self.la_sign, (1, -1))
-        check_choice("consistency", self.consistency, ("lcr", "socr", "none"))
-        for name in ("lcr_weight", "socr_weight", "oem_weight"):
-            check_positive(name, getattr(self, name), allow_zero=True)
-        for name in ("tau_in", "tau_pos", "tau_neg", "msp_threshold"):
-            check_fraction(name, getattr(self, name))
+        validate(self)
         if self.tau_neg >= self.tau_pos:
             raise ConfigError("tau_neg", self.tau_neg, f"below tau_pos = {self.tau_pos}")
-        if not self.variants:
-            raise ConfigError("variants", self.variants, "at least one of " + ", ".join(VARIANTS))
-        for v in self.variants:
-            check_choice("variants", v, VARIANTS)
         if len(set(self.variants)) != len(self.variants):
             raise ConfigError("variants", self.variants, "no repeated names")
-        check_choice("engine", self.engine, ("ray", "inline"))
-        check_positive("client_cpus", self.client_cpus)
-        check_positive("client_gpus", self.client_gpus, allow_zero=True)
-        check_range("ray_cpus", self.ray_cpus, 0)
-        check_range("fail_client", self.fail_client, -1, self.num_clients - 1)
-        check_positive("fail_round", self.fail_round)
+        if self.fail_client >= self.num_clients:
+            expected = f"-1 or a partition id below num_clients = {self.num_clients}"
+            raise ConfigError("fail_client", self.fail_client, expected)
 
 
 @dataclass(frozen=True)
@@ -254,7 +227,8 @@ def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "
     * fedavg-fixmatch: FixMatch on the clients (confidence only, no OVA head; MSP rejection);
     * labeled-only: server training on the labelled set only (no client updates).
     """
-    check_choice("variants", variant, VARIANTS)
+    if variant not in VARIANTS:
+        raise ConfigError("variants", variant, "one of " + ", ".join(VARIANTS))
     gs, la, cons, client_ova, use_ova, inlier_filter, federated = (
         cfg.gradient_stop,
         cfg.la_weight,

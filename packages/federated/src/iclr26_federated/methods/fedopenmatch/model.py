@@ -77,7 +77,7 @@ def _optimizer(model: torch.nn.Module, params: JobParams, lr: float) -> torch.op
 def server_loss(model: OpenSetNet, x: Tensor, y: Tensor, params: JobParams) -> Tensor:
     """``CE(p, y) + ℓ_ova(q, y)`` on a labelled batch ``x [B, C, H, W]`` (OVA term only when ``use_ova``).
 
-    The notes' server loss has no logit adjustment: the hard-negative OVA loss sees one positive and one
+    The paper's server loss L_s has no logit adjustment: the hard-negative OVA loss sees one positive and one
     negative per sample, so it is not imbalanced. ``la_on_server`` adds LA here as well (a switch).
     """
     p, q = model(x, gradient_stop=params.gradient_stop)

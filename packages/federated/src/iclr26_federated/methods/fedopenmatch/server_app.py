@@ -34,4 +34,4 @@ def main(grid: Grid, context: Context) -> None:
     run, _, claims = execute(spec, cfg, flags, preset=None)
     print(f"run directory: {run.path.resolve()}")
     for c in claims:
-        print(f"  [{'holds' if c.holds else 'does NOT hold'}] {c.claim}: ours={c.ours:.4f} baseline={c.baseline}")
+        print(f"  [{c.verdict}] {c.claim}: ours={c.ours:.4f} baseline={c.baseline}")

@@ -76,7 +76,7 @@ def run_job(
         run.log(step_offset + server_round, **row)
         if on_round is not None and server_round > 0:
             on_round(m)
-        return MetricRecord(m)
+        return MetricRecord({**m})
 
     strategy = FedOpenMatchStrategy(
         server_update,
@@ -190,6 +190,7 @@ def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid, engine: str | 
     round_s = [s for j in done for s in j["round_seconds"] if not math.isnan(s)]
     return {
         "variants": summary,
+        "known_classes": cfg.known_classes,
         "jobs": done,
         "failures": [{"variant": j["variant"], "seed": j["seed"], **f} for j in done for f in j["failures"]],
         "engine": engine or cfg.engine,
