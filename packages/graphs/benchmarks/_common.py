@@ -1,16 +1,15 @@
-"""Helpers shared by the graphs benchmarks: random trees and peak-memory measurement in a child process."""
+"""Helpers shared by the graphs benchmarks: random trees, and time plus peak memory of one call."""
 
 from __future__ import annotations
 
 import heapq
-import multiprocessing as mp
-import resource
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
+
+from iclr26_shared.bench import peak_memory
 
 
 def random_tree(n: int, seed: int) -> torch.Tensor:
@@ -39,30 +38,17 @@ def random_tree(n: int, seed: int) -> torch.Tensor:
     return torch.tensor([src, dst], dtype=torch.long)
 
 
-def _child(fn: Callable[[], Any], repeats: int, queue: Any) -> None:
+def time_and_memory(fn: Callable[[], Any], repeats: int = 3) -> dict[str, Any]:
+    """Run ``fn`` ``repeats`` times in this process (one thread); median and min wall time, and the largest
+    extra peak memory of a call (``iclr26_shared.bench.peak_memory``: CPU RSS, CUDA peak when on CUDA)."""
     torch.set_num_threads(1)
     try:
-        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        queue.put({"median_s": float(np.median(times)), "min_s": min(times), "peak_extra_mb": (peak - base) / 1024})
-    except Exception as err:  # report, do not hang the parent
-        queue.put({"error": f"{type(err).__name__}: {err}"})
-
-
-def measure_in_child(fn: Callable[[], Any], repeats: int = 3, timeout: float = 600.0) -> dict[str, Any]:
-    """Run ``fn`` ``repeats`` times in a forked child; median time and the growth of its peak RSS (MB)."""
-    ctx = mp.get_context("fork")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(fn, repeats, queue))
-    proc.start()
-    proc.join(timeout)
-    if proc.is_alive():
-        proc.kill()
-        proc.join()
-        return {"error": f"timed out after {timeout:.0f} s"}
-    return queue.get() if not queue.empty() else {"error": f"child exited with code {proc.exitcode}"}
+        runs = [peak_memory(fn) for _ in range(repeats)]
+    except Exception as err:  # a size that fails is reported in its row, the other sizes still run
+        return {"error": f"{type(err).__name__}: {err}"}
+    times = [r.seconds for r in runs]
+    return {
+        "median_s": float(np.median(times)),
+        "min_s": min(times),
+        "peak_extra_mb": max(r.cpu_peak_bytes for r in runs) / 2**20,
+    }

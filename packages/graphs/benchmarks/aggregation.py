@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import measure_in_child, random_tree  # noqa: E402
+from _common import random_tree, time_and_memory  # noqa: E402
 
 from iclr26_graphs.nn import TreeAggregator, naive_tree_aggregate  # noqa: E402
 from iclr26_graphs.ops import build_tree_schedule  # noqa: E402
@@ -32,11 +32,11 @@ def _row(n: int, agg: TreeAggregator) -> dict[str, Any]:
     schedule = build_tree_schedule(tree, n)
     row: dict[str, Any] = {"n": n, "depth": schedule.depth}
     with torch.no_grad():
-        row["two_pass"] = measure_in_child(lambda: agg(x, tree, w, schedule=schedule), repeats=3)
-        row["two_pass_with_rooting"] = measure_in_child(lambda: agg(x, tree, w), repeats=1)
+        row["two_pass"] = time_and_memory(lambda: agg(x, tree, w, schedule=schedule), repeats=3)
+        row["two_pass_with_rooting"] = time_and_memory(lambda: agg(x, tree, w), repeats=1)
         need_gb = n * n * (4 * 4 + 3) / 2**30  # F, A·F, frontier, reach (float32) and boolean n×n buffers
         if need_gb <= DENSE_BUDGET_GB:
-            row["dense"] = measure_in_child(
+            row["dense"] = time_and_memory(
                 lambda: naive_tree_aggregate(x, tree, agg.lin_a.weight, agg.lin_b.weight, w), repeats=1
             )
             if "median_s" in row["dense"] and "median_s" in row["two_pass"]:

@@ -15,9 +15,10 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import measure_in_child  # noqa: E402
+from _common import time_and_memory  # noqa: E402
 
 from iclr26_graphs.ops import sample_spanning_forests  # noqa: E402
+from iclr26_graphs.ops.spanning_tree import Sampler  # noqa: E402
 from iclr26_shared.bench import bench_main  # noqa: E402
 
 
@@ -26,8 +27,9 @@ def _row(n: int) -> dict[str, Any]:
     ei = torch.stack([torch.arange(n).repeat_interleave(5), torch.randint(0, n, (5 * n,), generator=gen)])
     w = torch.rand(5 * n, generator=gen) + 0.1
     row: dict[str, Any] = {"n": n}
-    for sampler, trees in (("cycle-popping", 1), ("wilson", 1)):
-        res = measure_in_child(
+    samplers: tuple[tuple[Sampler, int], ...] = (("cycle-popping", 1), ("wilson", 1))
+    for sampler, trees in samplers:
+        res = time_and_memory(
             lambda s=sampler, t=trees: sample_spanning_forests(
                 ei, w, n, t, torch.Generator().manual_seed(0), sampler=s
             ),

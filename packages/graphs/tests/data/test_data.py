@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from iclr26_graphs.data import CsbmParams, csbm_expected_homophily, load_graph, make_split, sample_csbm
+from iclr26_graphs.data import (
+    CsbmParams,
+    csbm_expected_homophily,
+    graph_tensors,
+    load_graph,
+    make_split,
+    sample_csbm,
+)
 from iclr26_graphs.errors import GraphInputError
 from iclr26_shared.errors import DataError
 
@@ -36,17 +43,18 @@ def test_csbm_parameter_identity_and_errors() -> None:
 
 
 def test_csbm_is_seeded() -> None:
-    a = load_graph("csbm", seed=3, csbm=CsbmParams(100, 40))
-    b = load_graph("csbm", seed=3, csbm=CsbmParams(100, 40))
+    a = graph_tensors(load_graph("csbm", seed=3, csbm=CsbmParams(100, 40)))
+    b = graph_tensors(load_graph("csbm", seed=3, csbm=CsbmParams(100, 40)))
     assert torch.equal(a.edge_index, b.edge_index) and torch.equal(a.x, b.x)
 
 
 @pytest.mark.parametrize(("name", "n", "classes"), [("drosophila-left", 209, 4), ("mouse-dti", 332, 7)])
 def test_real_connectomes(name: str, n: int, classes: int) -> None:
     d = load_graph(name)
+    g = graph_tensors(d)
     assert d.num_nodes == n and d.num_classes == classes
-    assert torch.isfinite(d.x).all() and d.edge_index.max() < n
-    assert not bool((d.edge_index[0] == d.edge_index[1]).any())
+    assert torch.isfinite(g.x).all() and g.edge_index.max() < n
+    assert not bool((g.edge_index[0] == g.edge_index[1]).any())
     assert 0.0 < d.homophily < 1.0
     masks = d.train_mask.long() + d.val_mask.long() + d.test_mask.long()
     assert bool((masks == 1).all())

@@ -10,6 +10,7 @@ import torch
 from iclr26_graphs import sample_spanning_tree
 from iclr26_graphs.errors import GraphInputError
 from iclr26_graphs.ops import connected_components, is_spanning_forest, sample_spanning_forests
+from iclr26_graphs.ops.spanning_tree import Sampler
 
 K4 = torch.tensor([[0, 0, 0, 1, 1, 2], [1, 2, 3, 2, 3, 3]])
 C4 = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]])
@@ -52,14 +53,14 @@ def _tree_counts(edges: torch.Tensor, weight: torch.Tensor | None, n: int, draws
 
 
 @pytest.mark.parametrize("sampler", ["cycle-popping", "wilson"])
-def test_k4_uniform_matches_enumeration(sampler: str) -> None:
+def test_k4_uniform_matches_enumeration(sampler: Sampler) -> None:
     counts, probs, trees = _tree_counts(K4, None, 4, 2400, sampler)
     assert len(trees) == 16  # Cayley: 4^(4-2)
     assert _chi2_pvalue(counts, probs) > 1e-3
 
 
 @pytest.mark.parametrize("sampler", ["cycle-popping", "wilson"])
-def test_weighted_k4_and_cycle_match_product_of_weights(sampler: str) -> None:
+def test_weighted_k4_and_cycle_match_product_of_weights(sampler: Sampler) -> None:
     w = torch.tensor([1.0, 2.0, 3.0, 0.5, 4.0, 1.5])
     counts, probs, _ = _tree_counts(K4, w, 4, 2500, sampler)
     assert _chi2_pvalue(counts, probs) > 1e-3
@@ -86,7 +87,7 @@ def test_both_directions_are_merged() -> None:
 
 
 @pytest.mark.parametrize("sampler", ["cycle-popping", "wilson"])
-def test_output_is_a_spanning_forest(sampler: str) -> None:
+def test_output_is_a_spanning_forest(sampler: Sampler) -> None:
     gen = torch.Generator().manual_seed(0)
     for n in (1, 2, 7, 60):
         m = 2 * n

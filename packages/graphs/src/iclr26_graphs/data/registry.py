@@ -9,7 +9,7 @@ when online: ``cora``, ``citeseer``, ``pubmed`` (Planetoid, public split), ``cor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
@@ -24,7 +24,15 @@ from iclr26_shared.errors import DataError
 if TYPE_CHECKING:
     from torch_geometric.data import Data
 
-__all__ = ["OFFLINE_GRAPHS", "ONLINE_GRAPHS", "load_graph", "make_split", "validate_graph"]
+__all__ = [
+    "OFFLINE_GRAPHS",
+    "ONLINE_GRAPHS",
+    "GraphTensors",
+    "graph_tensors",
+    "load_graph",
+    "make_split",
+    "validate_graph",
+]
 
 
 def make_split(
@@ -76,7 +84,7 @@ def _pyg(name: str, split_index: int) -> tuple[torch.Tensor, torch.Tensor, torch
             ds = pyg_datasets.Actor(str(root / "actor"))
         else:
             ds = pyg_datasets.WebKB(str(root / "webkb"), name.capitalize())
-        data = ds[0]
+        data: Any = ds[0]  # PyG types Dataset.__getitem__ as Dataset | BaseData; index 0 is a Data
     except Exception as err:  # download errors come as many types (URLError, OSError, HTTPError...)
         raise DataError(
             f"data set {name!r} is not cached under {root} and PyG could not download it ({type(err).__name__}: "
@@ -91,6 +99,28 @@ def _pyg(name: str, split_index: int) -> tuple[torch.Tensor, torch.Tensor, torch
             m = m[:, split_index]
         masks.append(m.bool())
     return data.x.float(), data.edge_index.long(), data.y.long(), tuple(masks)
+
+
+class GraphTensors(NamedTuple):
+    """The tensors of a graph from :func:`load_graph`, typed (PyG's ``Data`` attributes are untyped)."""
+
+    x: torch.Tensor
+    edge_index: torch.Tensor
+    y: torch.Tensor
+    train_mask: torch.Tensor
+    val_mask: torch.Tensor
+    test_mask: torch.Tensor
+
+
+def graph_tensors(data: Data) -> GraphTensors:
+    """``(x, edge_index, y, train_mask, val_mask, test_mask)`` of ``data``; a clear error when one is missing."""
+    out = []
+    for key in GraphTensors._fields:
+        value = getattr(data, key, None)
+        if not isinstance(value, torch.Tensor):
+            raise GraphInputError(f"graph has no tensor {key!r}")
+        out.append(value)
+    return GraphTensors(*out)
 
 
 def load_graph(

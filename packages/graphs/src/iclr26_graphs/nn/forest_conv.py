@@ -129,7 +129,8 @@ class ForestConv(MessagePassing):
             raise GraphInputError(f"num_trees = {num_trees}: expected >= 1")
         self.in_channels, self.out_channels, self.num_trees = in_channels, out_channels, num_trees
         self.uniform_sampling, self.normalize, self.row_norm = uniform_sampling, normalize, row_norm
-        self.cached, self.sampler = cached, sampler
+        self.cached = cached
+        self.sampler: Sampler = sampler
         self.aggregator = TreeAggregator(in_channels, out_channels, bias=bias)
         self._forest: Forest | None = None
 

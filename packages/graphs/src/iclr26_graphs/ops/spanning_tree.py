@@ -1,6 +1,7 @@
 r"""Weighted random spanning trees (forests) by Wilson's algorithm.
 
-FGL (§5.1 step 3 of the notes) samples spanning trees of the augmented graph :math:`\hat G` from
+FGL (Li et al., ICLR 2026: the tree distribution and Theorem 2) samples spanning trees of the augmented
+graph :math:`\hat G` from
 
 .. math::  P_{\hat G}(T) = \frac{\prod_{e \in T} s(e)}{\sum_{T' \subseteq \hat G} \prod_{e \in T'} s(e)},
 

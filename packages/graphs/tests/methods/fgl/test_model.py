@@ -14,6 +14,7 @@ from iclr26_graphs.data import CsbmParams, load_graph
 from iclr26_graphs.errors import GraphInputError
 from iclr26_graphs.methods.fgl.claims import claims, report
 from iclr26_graphs.methods.fgl.config import PRESETS
+from iclr26_graphs.methods.fgl.model import Modules
 from iclr26_graphs.methods.fgl.preprocess import build_structure, knn_edges
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.testing import assert_close, smoke_run
@@ -46,7 +47,10 @@ def structure(graph):
         ("dataset", "nope"),
         ("k_local", 3),
         ("ablation_phi", 0.1),
-        ("compare", "gcn,gat"),
+        ("compare", ("gcn", "gat")),
+        ("compare", "gcn,appnp"),
+        ("repeats", 0),
+        ("dropout", 1.5),
         ("phis", (2.0,)),
         ("num_trees", 0),
         ("csbm_nodes", 7),
@@ -91,7 +95,7 @@ def test_fgl_is_permutation_equivariant(graph, structure) -> None:
 
 
 @pytest.mark.parametrize("modules", ["both", "global", "local"])
-def test_fgl_trains_and_backprops(graph, structure, modules: str) -> None:
+def test_fgl_trains_and_backprops(graph, structure, modules: Modules) -> None:
     s, _ = structure
     model = FGL(graph.num_features, 2, hidden_channels=8, num_trees=3, modules=modules).set_structure(s)
     out = model(graph.x, graph.edge_index)
@@ -123,36 +127,67 @@ def test_fgl_bad_input(graph, structure) -> None:
         build_structure(bad, graph.edge_index, graph.y, graph.train_mask, graph.val_mask)
 
 
-def _results(fgl_h: float, gcn_h: float, fgl_o: float, gcn_o: float, uni: float, single: float) -> dict:
-    def acc(v: float) -> dict:
-        return {"mean": v, "std": 0.0, "n": 1, "values": [v]}
+def _acc(v: float) -> dict:
+    return {"mean": v, "std": 0.0, "n": 1, "values": [v]}
 
+
+def _results(
+    fgl_h: float,
+    gcn_h: float,
+    fgl_o: float,
+    gcn_o: float,
+    ablated: float,
+    *,
+    appnp_h: float = 0.0,
+    guided: float = 0.6,
+    uniform: float = 0.4,
+) -> dict:
+    """Two 2-class graphs (one heterophilous with the ablations, one homophilous)."""
     return {
         "ablation_graph": "het",
         "graphs": [
             {
                 "graph": "het",
                 "homophily": 0.2,
+                "num_classes": 2,
                 "accuracy": {
-                    "fgl": acc(fgl_h),
-                    "gcn": acc(gcn_h),
-                    "fgl-uniform": acc(uni),
-                    "fgl-single-tree": acc(single),
+                    "fgl": _acc(fgl_h),
+                    "gcn": _acc(gcn_h),
+                    "appnp": _acc(appnp_h),
+                    **{v: _acc(ablated) for v in ("fgl-uniform", "fgl-single-tree", "fgl-no-local", "fgl-no-global")},
                 },
-                "tree_homophily_guided": {"mean": 0.6},
-                "tree_homophily_uniform": {"mean": 0.4},
+                "tree_homophily_guided": {"mean": guided},
+                "tree_homophily_uniform": {"mean": uniform},
             },
-            {"graph": "hom", "homophily": 0.8, "accuracy": {"fgl": acc(fgl_o), "gcn": acc(gcn_o)}},
+            {
+                "graph": "hom",
+                "homophily": 0.8,
+                "num_classes": 2,
+                "accuracy": {"fgl": _acc(fgl_o), "gcn": _acc(gcn_o), "appnp": _acc(0.0)},
+            },
         ],
     }
 
 
 def test_claims_hold_and_fail() -> None:
-    good = claims(_results(0.8, 0.6, 0.9, 0.9, 0.7, 0.75))
-    assert len(good) == 5 and all(c.holds for c in good)
-    bad = claims(_results(0.62, 0.6, 0.8, 0.9, 0.85, 0.9))
-    assert [c.holds for c in bad] == [False, False, True, False, False]
-    assert "fgl-uniform" in report(_results(0.8, 0.6, 0.9, 0.9, 0.7, 0.75))
+    good = claims(_results(0.8, 0.6, 0.9, 0.9, 0.7))
+    assert len(good) == 7 and [c.verdict for c in good] == ["holds"] * 7
+    bad = claims(_results(0.62, 0.6, 0.8, 0.9, 0.85, guided=0.6, uniform=0.595))
+    assert [c.verdict for c in bad] == ["fails"] * 7
+    assert "fgl-uniform" in report(_results(0.8, 0.6, 0.9, 0.9, 0.7))
+
+
+def test_claims_compare_with_the_best_baseline() -> None:
+    # FGL beats GCN by 20 points but APPNP by 2 only: the heterophilous claim compares with APPNP and fails
+    first = claims(_results(0.8, 0.6, 0.9, 0.9, 0.7, appnp_h=0.78))[0]
+    assert "APPNP" in first.claim and first.baseline == 0.78 and first.verdict == "fails"
+
+
+def test_no_claim_holds_at_chance() -> None:
+    """Both sides at chance (1/C = 0.5), equal tree homophily: nothing may hold."""
+    found = claims(_results(0.5, 0.5, 0.5, 0.5, 0.5, appnp_h=0.5, guided=0.5, uniform=0.5))
+    assert len(found) == 7
+    assert all(c.verdict != "holds" for c in found), [(c.claim, c.verdict) for c in found]
 
 
 def test_smoke_run_writes_a_valid_run_directory(tmp_path) -> None:
@@ -180,7 +215,7 @@ def test_cli_bad_flag_exits_2_with_one_line() -> None:
 def test_fgl_beats_gcn_on_a_heterophilous_csbm(tmp_path) -> None:
     """Claim 1 on one graph (φ = −0.25, h ≈ 0.33): minutes on a CPU."""
     spec = METHODS["fgl"]
-    cfg = dataclasses.replace(PRESETS["quick"], phis=(-0.25,), ablation_phi=-0.25, seeds=1, compare="gcn")
+    cfg = dataclasses.replace(PRESETS["quick"], phis=(-0.25,), ablation_phi=-0.25, repeats=1, compare=("gcn",))
     from iclr26_shared.runner import CommonFlags, execute
 
     _, results, _ = execute(spec, cfg, CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True))

@@ -1,13 +1,17 @@
-"""The FGL paper's central claims, checked on our ``results.json``.
+"""The FGL paper's central claims (Li et al., ICLR 2026), checked on our ``results.json``.
 
-1. On heterophilous graphs (edge homophily < 0.5) FGL beats GCN by a clear margin (≥ 5 accuracy
-   points, averaged over those graphs); on homophilous graphs it is at least on par (within 1 point).
-   Paper (Table 1): Texas 91.89 vs 69.19, Wisconsin 86.27 vs 57.25; Cora 85.46 vs 82.06.
-2. Homophily-guided sampling gives trees of higher edge homophily than uniform sampling (Theorem 2)
-   and a better accuracy (ablation: Texas 91.89 vs 82.58, Cora 85.46 vs 83.63).
-3. The forest (N_T trees) beats a single homophily-guided tree (Texas 91.89 vs 84.83).
+1. On heterophilous graphs (edge homophily < 0.5) FGL beats the best compared baseline (GCN, APPNP,
+   GCNII) by a clear margin (≥ 5 accuracy points, averaged over those graphs); on homophilous graphs it
+   is at least on par (within 1 point). Paper, Table 1: Texas 91.89 vs 71.35 (APPNP), Wisconsin 86.27 vs
+   70.31 (GCNII); Cora 85.46 vs 85.34 (GCNII).
+2. Homophily-guided sampling gives trees of higher edge homophily than uniform sampling (Theorem 2).
+3. The paper's ablation table (Cora / Texas / Flickr): the full model beats uniform tree sampling, a
+   single homophily-guided tree, the model without the local sub-module and the one without the global
+   sub-module (Cora 85.46 vs 83.63 / 83.73 / 82.18 / 80.00; Texas 91.89 vs 82.58 / 84.83 / 69.93 / 82.88).
 
-A claim is left out when the run lacks what it needs (no baseline GCN, no homophilous graph, no ablations).
+Every accuracy claim carries the chance level ``1/C`` (plus :data:`CHANCE_TOLERANCE`): when both sides
+sit at chance the verdict is inconclusive. A claim is left out when the run lacks what it needs (no
+baseline, no homophilous graph, no ablations).
 """
 
 from __future__ import annotations
@@ -17,12 +21,36 @@ from typing import Any
 
 from iclr26_shared.spec import Claim
 
-__all__ = ["HETERO_MARGIN", "PAR_TOLERANCE", "claims", "report"]
+__all__ = ["ABLATION_MARGIN", "CHANCE_TOLERANCE", "HETERO_MARGIN", "PAR_TOLERANCE", "TREE_MARGIN", "claims", "report"]
 
 #: "clear margin" of claim 1 (accuracy, absolute).
 HETERO_MARGIN = 0.05
-#: "at least on par" of claim 1 (accuracy, absolute).
+#: "at least on par" of claim 1 (accuracy, absolute): ours may trail the best baseline by this much.
 PAR_TOLERANCE = 0.01
+#: A strict ablation win: the full model must beat the ablated one by half an accuracy point.
+ABLATION_MARGIN = 0.005
+#: Guided trees must be more homophilous than uniform ones by this much (edge-homophily units).
+TREE_MARGIN = 0.01
+#: Accuracy within this of 1/C counts as chance.
+CHANCE_TOLERANCE = 0.02
+
+BASELINES = ("gcn", "appnp", "gcnii")
+
+#: (variant, words, paper numbers) of the ablation claims.
+ABLATIONS: tuple[tuple[str, str, str], ...] = (
+    ("fgl-uniform", "Homophily-guided sampling beats uniform sampling", "Cora 85.46 vs 83.63; Texas 91.89 vs 82.58"),
+    ("fgl-single-tree", "A forest of trees beats a single tree", "Cora 85.46 vs 83.73; Texas 91.89 vs 84.83"),
+    (
+        "fgl-no-local",
+        "The full model beats the model without the local sub-module",
+        "Cora 85.46 vs 82.18; Texas 91.89 vs 69.93",
+    ),
+    (
+        "fgl-no-global",
+        "The full model beats the model without the global sub-module",
+        "Cora 85.46 vs 80.00; Texas 91.89 vs 82.88",
+    ),
+)
 
 
 def _acc(graph: Mapping[str, Any], method: str) -> float | None:
@@ -34,79 +62,85 @@ def _mean_acc(graphs: list[Mapping[str, Any]], method: str) -> float:
     return sum(float(g["accuracy"][method]["mean"]) for g in graphs) / len(graphs)
 
 
+def _chance(graphs: list[Mapping[str, Any]]) -> float | None:
+    """Mean chance accuracy ``1/C`` over ``graphs`` plus the tolerance (None when C is not recorded)."""
+    if not all("num_classes" in g for g in graphs):
+        return None
+    return sum(1.0 / int(g["num_classes"]) for g in graphs) / len(graphs) + CHANCE_TOLERANCE
+
+
 def _names(graphs: list[Mapping[str, Any]]) -> str:
     return ", ".join(f"{g['graph']} h={g['homophily']:.2f}" for g in graphs)
 
 
+def _vs_best_baseline(graphs: list[Mapping[str, Any]], words: str, margin: float, paper: str) -> Claim | None:
+    """FGL against the best (highest mean accuracy over ``graphs``) baseline present on all of them."""
+    present = [b for b in BASELINES if all(b in g["accuracy"] for g in graphs)]
+    if not graphs or not present:
+        return None
+    best = max(present, key=lambda b: _mean_acc(graphs, b))
+    return Claim(
+        claim=f"{words} (best baseline: {best.upper()}; {_names(graphs)})",
+        metric="test accuracy (mean over graphs and repeats)",
+        ours=_mean_acc(graphs, "fgl"),
+        baseline=_mean_acc(graphs, best),
+        better="higher",
+        margin=margin,
+        chance=_chance(graphs),
+        paper=paper,
+    )
+
+
 def claims(results: Mapping[str, Any]) -> list[Claim]:
     """Evaluate claims 1–3 on the aggregated results."""
-    graphs = list(results["graphs"])
+    graphs = [g for g in results["graphs"] if "fgl" in g["accuracy"]]
     out: list[Claim] = []
-    with_gcn = [g for g in graphs if "gcn" in g["accuracy"] and "fgl" in g["accuracy"]]
-    hetero = [g for g in with_gcn if g["homophily"] < 0.5]
-    homo = [g for g in with_gcn if g["homophily"] >= 0.5]
-    if hetero:
-        ours, base = _mean_acc(hetero, "fgl"), _mean_acc(hetero, "gcn")
-        out.append(
-            Claim(
-                claim=f"FGL beats GCN by >= {HETERO_MARGIN:.0%} on heterophilous graphs ({_names(hetero)})",
-                metric="test accuracy (mean over graphs and seeds)",
-                ours=ours,
-                baseline=base,
-                holds=ours >= base + HETERO_MARGIN,
-                paper="Texas 91.89 vs 69.19; Wisconsin 86.27 vs 57.25",
-            )
-        )
-    if homo:
-        ours, base = _mean_acc(homo, "fgl"), _mean_acc(homo, "gcn")
-        out.append(
-            Claim(
-                claim=f"FGL is at least on par with GCN on homophilous graphs ({_names(homo)})",
-                metric="test accuracy (mean over graphs and seeds)",
-                ours=ours,
-                baseline=base,
-                holds=ours >= base - PAR_TOLERANCE,
-                paper="Cora 85.46 vs 82.06",
-            )
-        )
+    hetero = _vs_best_baseline(
+        [g for g in graphs if g["homophily"] < 0.5],
+        f"FGL beats the best baseline by >= {HETERO_MARGIN:.0%} on heterophilous graphs",
+        HETERO_MARGIN,
+        "Texas 91.89 vs 71.35 (APPNP); Wisconsin 86.27 vs 70.31 (GCNII)",
+    )
+    homo = _vs_best_baseline(
+        [g for g in graphs if g["homophily"] >= 0.5],
+        f"FGL is at least on par (within {PAR_TOLERANCE:.0%}) with the best baseline on homophilous graphs",
+        -PAR_TOLERANCE,
+        "Cora 85.46 vs 85.34 (GCNII)",
+    )
+    out += [c for c in (hetero, homo) if c is not None]
     abl = next((g for g in graphs if g["graph"] == results.get("ablation_graph")), None)
-    if abl is not None and "fgl-uniform" in abl["accuracy"]:
-        if "tree_homophily_guided" in abl and "tree_homophily_uniform" in abl:
-            guided, uniform = abl["tree_homophily_guided"]["mean"], abl["tree_homophily_uniform"]["mean"]
-            out.append(
-                Claim(
-                    claim=f"Homophily-guided trees are more homophilous than uniform ones ({abl['graph']})",
-                    metric="tree edge homophily",
-                    ours=guided,
-                    baseline=uniform,
-                    holds=guided > uniform,
-                    paper="Theorem 2 (monotone in p/q)",
-                )
-            )
-        ours, base = _acc(abl, "fgl"), _acc(abl, "fgl-uniform")
-        assert ours is not None and base is not None
+    if abl is None:
+        return out
+    if "tree_homophily_guided" in abl and "tree_homophily_uniform" in abl:
         out.append(
             Claim(
-                claim=f"Homophily-guided sampling beats uniform sampling ({abl['graph']})",
+                claim=f"Homophily-guided trees are more homophilous than uniform ones ({abl['graph']})",
+                metric="tree edge homophily",
+                ours=float(abl["tree_homophily_guided"]["mean"]),
+                baseline=float(abl["tree_homophily_uniform"]["mean"]),
+                better="higher",
+                margin=TREE_MARGIN,
+                paper="Theorem 2 (monotone in p/q)",
+            )
+        )
+    ours = _acc(abl, "fgl")
+    assert ours is not None
+    for variant, words, paper in ABLATIONS:
+        base = _acc(abl, variant)
+        if base is None:
+            continue
+        out.append(
+            Claim(
+                claim=f"{words} ({abl['graph']})",
                 metric="test accuracy",
                 ours=ours,
                 baseline=base,
-                holds=ours > base,
-                paper="Texas 91.89 vs 82.58; Cora 85.46 vs 83.63",
+                better="higher",
+                margin=ABLATION_MARGIN,
+                chance=_chance([abl]),
+                paper=paper,
             )
         )
-        single = _acc(abl, "fgl-single-tree")
-        if single is not None:
-            out.append(
-                Claim(
-                    claim=f"A forest of trees beats a single tree ({abl['graph']})",
-                    metric="test accuracy",
-                    ours=ours,
-                    baseline=single,
-                    holds=ours > single,
-                    paper="Texas 91.89 vs 84.83; Cora 85.46 vs 83.73",
-                )
-            )
     return out
 
 
@@ -117,7 +151,7 @@ def report(results: Mapping[str, Any]) -> str:
         return "No graph finished."
     order = ["fgl", "gcn", "appnp", "gcnii", "fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"]
     methods = [m for m in order if any(m in g["accuracy"] for g in graphs)]
-    lines = ["## Accuracy (test, mean ± std over seeds)", ""]
+    lines = ["## Accuracy (test, mean ± std over repeats)", ""]
     lines.append("| graph | homophily | " + " | ".join(methods) + " |")
     lines.append("|---|---|" + "---|" * len(methods))
     for g in graphs:

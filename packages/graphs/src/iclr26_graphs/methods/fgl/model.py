@@ -1,6 +1,6 @@
 r"""The FGL model (tree fuser over a homophily-guided forest) and the GCN / APPNP / GCNII baselines.
 
-FGL's fuser (§5.1 step 5 of the notes):
+FGL's tree fuser (Li et al., ICLR 2026, the "tree fuser" of the method section):
 
 .. math::
     H &= \big( \beta_1 \hat A_{\hat G} + \beta_2 \alpha + (1 - \beta_1 - \beta_2) I \big)^{K_L} X W_H
@@ -28,7 +28,7 @@ from iclr26_graphs.nn.forest_conv import Forest, ForestConv, make_forest
 
 Modules = Literal["both", "global", "local"]
 
-__all__ = ["APPNPNet", "FGL", "FGLStructure", "GCNIINet", "GCNNet", "gcn_norm_weights", "make_baseline"]
+__all__ = ["APPNPNet", "FGL", "Modules", "FGLStructure", "GCNIINet", "GCNNet", "gcn_norm_weights", "make_baseline"]
 
 
 def gcn_norm_weights(edge_index: torch.Tensor, num_nodes: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -126,7 +126,8 @@ class FGL(nn.Module):
         if modules not in ("both", "global", "local"):
             raise GraphInputError(f"modules = {modules!r}: expected 'both', 'global' or 'local'")
         self.beta1, self.beta2, self.k_local, self.gamma = beta1, beta2, k_local, gamma
-        self.dropout, self.modules = dropout, modules
+        self.dropout = dropout
+        self.fuser_modules: Modules = modules  # not `modules`: that is nn.Module.modules()
         self.lin_h = nn.Linear(in_channels, hidden_channels)
         self.conv = ForestConv(
             hidden_channels, hidden_channels, num_trees, normalize=normalize_tree_weights, cached=False
@@ -144,7 +145,7 @@ class FGL(nn.Module):
     def local(self, x: torch.Tensor, s: FGLStructure, norm: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         """``H = (β1 Â + β2 α + (1−β1−β2) I)^{K_L} X W_H`` (``X W_H`` alone without the local module)."""
         h = self.lin_h(x)
-        if self.modules == "global":
+        if self.fuser_modules == "global":
             return h
         for _ in range(self.k_local):
             h = (
@@ -173,7 +174,7 @@ class FGL(nn.Module):
         )
         x = F.dropout(x, self.dropout, self.training)
         h = self.local(x, s, norm)
-        if self.modules == "local":
+        if self.fuser_modules == "local":
             out = h
         else:
             glob = self.conv(h, s.edge_index, s.attention, forest=s.forest)

@@ -19,9 +19,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr26_graphs.data.csbm import CsbmParams
-from iclr26_graphs.data.registry import load_graph
+from iclr26_graphs.data.registry import graph_tensors, load_graph
 from iclr26_graphs.methods.fgl.config import FGLConfig
-from iclr26_graphs.methods.fgl.model import FGL, FGLStructure, make_baseline
+from iclr26_graphs.methods.fgl.model import FGL, FGLStructure, Modules, make_baseline
 from iclr26_graphs.methods.fgl.preprocess import build_structure, sample_trees, tree_homophily
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
@@ -79,10 +79,10 @@ def graph_names(cfg: FGLConfig) -> list[tuple[str, float | None]]:
     return [(cfg.dataset, None)]
 
 
-def _fgl(cfg: FGLConfig, data: Any, modules: str | None = None) -> FGL:
+def _fgl(cfg: FGLConfig, num_features: int, num_classes: int, modules: Modules | None = None) -> FGL:
     return FGL(
-        data.num_features,
-        data.num_classes,
+        num_features,
+        num_classes,
         hidden_channels=cfg.hidden,
         num_trees=cfg.num_trees,
         beta1=cfg.beta1,
@@ -90,7 +90,7 @@ def _fgl(cfg: FGLConfig, data: Any, modules: str | None = None) -> FGL:
         k_local=cfg.k_local,
         gamma=cfg.gamma,
         dropout=cfg.dropout,
-        modules=modules or cfg.modules,  # type: ignore[arg-type]
+        modules=modules or cfg.modules,
         normalize_tree_weights=cfg.normalize_tree_weights,
     )
 
@@ -108,17 +108,25 @@ def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: to
         val_per_class=cfg.val_per_class,
         split_index=cfg.split_index,
     ).to(device)
-    masks = (data.y, data.train_mask, data.val_mask, data.test_mask)
-    fit = dict(epochs=cfg.epochs, lr=cfg.lr, weight_decay=cfg.weight_decay, patience=cfg.patience)
+    g = graph_tensors(data)
+    n = g.x.size(0)
+    num_classes = int(g.y.max()) + 1
+    masks = (g.y, g.train_mask, g.val_mask, g.test_mask)
+
+    def fit(model: nn.Module, forward: Callable[[], torch.Tensor]) -> dict[str, float]:
+        return train_node_classifier(
+            model, forward, *masks, epochs=cfg.epochs, lr=cfg.lr, weight_decay=cfg.weight_decay, patience=cfg.patience
+        )
+
     gen = torch.Generator(device=device).manual_seed(seed)
     seed_everything(seed)
     t0 = time.perf_counter()
     structure, diag = build_structure(
-        data.x,
-        data.edge_index,
-        data.y,
-        data.train_mask,
-        data.val_mask,
+        g.x,
+        g.edge_index,
+        g.y,
+        g.train_mask,
+        g.val_mask,
         num_trees=cfg.num_trees,
         knn_k=cfg.knn_k,
         pseudo_model=cfg.pseudo_model,
@@ -132,15 +140,13 @@ def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: to
         generator=gen,
     )
     diag["preprocess_seconds"] = time.perf_counter() - t0
-    variants: dict[str, tuple[FGLStructure, str | None]] = {"fgl": (structure, None)}
+    variants: dict[str, tuple[FGLStructure, Modules | None]] = {"fgl": (structure, None)}
     if ablate:
-        uniform = sample_trees(structure.edge_index, None, data.num_nodes, cfg.num_trees, gen, sampler=cfg.sampler)
-        guided = sample_trees(
-            structure.edge_index, structure.attention, data.num_nodes, cfg.num_trees, gen, sampler=cfg.sampler
-        )
+        uniform = sample_trees(structure.edge_index, None, n, cfg.num_trees, gen, sampler=cfg.sampler)
+        guided = sample_trees(structure.edge_index, structure.attention, n, cfg.num_trees, gen, sampler=cfg.sampler)
         trees = guided if cfg.tree_sampling == "homophily" else uniform
-        diag["tree_homophily_guided"] = tree_homophily(guided, data.y)
-        diag["tree_homophily_uniform"] = tree_homophily(uniform, data.y)
+        diag["tree_homophily_guided"] = tree_homophily(guided, g.y)
+        diag["tree_homophily_uniform"] = tree_homophily(uniform, g.y)
         variants["fgl-uniform"] = (structure.with_trees(uniform), None)
         variants["fgl-single-tree"] = (structure.with_trees(trees[:1]), None)
         variants["fgl-no-global"] = (structure, "local")
@@ -148,9 +154,9 @@ def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: to
     results: dict[str, Any] = {}
     for name, (struct, modules) in variants.items():
         torch.manual_seed(seed)
-        model = _fgl(cfg, data, modules).to(device).set_structure(struct)
-        results[name] = train_node_classifier(model, lambda m=model: m(data.x), *masks, **fit)
-    for name in cfg.baselines:
+        model = _fgl(cfg, g.x.size(1), num_classes, modules).to(device).set_structure(struct)
+        results[name] = fit(model, lambda m=model: m(g.x))
+    for name in cfg.compare:
         torch.manual_seed(seed)
         kw = dict(
             hidden=cfg.hidden,
@@ -159,9 +165,15 @@ def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: to
             appnp_alpha=cfg.appnp_alpha,
             gcnii_layers=cfg.gcnii_layers,
         )
-        model = make_baseline(name, data.num_features, data.num_classes, **kw).to(device)
-        results[name] = train_node_classifier(model, lambda m=model: m(data.x, data.edge_index), *masks, **fit)
-    return {"seed": seed, "homophily": data.homophily, "models": results, "diagnostics": diag}
+        model = make_baseline(name, g.x.size(1), num_classes, **kw).to(device)
+        results[name] = fit(model, lambda m=model: m(g.x, g.edge_index))
+    return {
+        "seed": seed,
+        "num_classes": num_classes,
+        "homophily": data.homophily,
+        "models": results,
+        "diagnostics": diag,
+    }
 
 
 def _summary(values: list[float]) -> dict[str, float]:
@@ -183,6 +195,7 @@ def _aggregate(cfg: FGLConfig, units: dict[str, list[dict[str, Any]]]) -> list[d
             "graph": label,
             "phi": phi,
             "homophily": statistics.fmean(r["homophily"] for r in rows),
+            "num_classes": rows[0]["num_classes"],
             "accuracy": {
                 m: {
                     **_summary([r["models"][m]["test_acc"] for r in rows]),
@@ -249,7 +262,7 @@ def _figures(run: RunDir, graphs: list[dict[str, Any]], ablation_graph: str | No
 def run(cfg: FGLConfig, run: RunDir) -> dict[str, Any]:
     """Train and evaluate every (graph, seed) unit; returns the aggregated results (see README)."""
     device = run.device
-    plan = [(label, phi, run.seed + s) for label, phi in graph_names(cfg) for s in range(cfg.seeds)]
+    plan = [(label, phi, run.seed + s) for label, phi in graph_names(cfg) for s in range(cfg.repeats)]
     ablation_graph = graph_names(cfg)[0][0] if cfg.dataset != "csbm" else f"csbm(phi={cfg.ablation_phi:+.2f})"
     units: dict[str, list[dict[str, Any]]] = {}
     start = 0
@@ -273,7 +286,7 @@ def run(cfg: FGLConfig, run: RunDir) -> dict[str, Any]:
     return {
         "dataset": cfg.dataset,
         "ablation_graph": ablation_graph if cfg.ablations else None,
-        "seeds": cfg.seeds,
+        "repeats": cfg.repeats,
         "graphs": graphs,
         "wall_seconds": time.perf_counter() - t0,
     }
