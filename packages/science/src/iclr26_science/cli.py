@@ -5,14 +5,14 @@
 
 from __future__ import annotations
 
-from iclr26_science.methods.crystals.spec import SPEC as CRYSTALS
+from iclr26_science.methods.crystal_fourier_transformer.spec import SPEC as CRYSTAL_FOURIER_TRANSFORMER
 from iclr26_shared.cli import run_methods
 from iclr26_shared.spec import MethodSpec
 
 DOMAIN = "science"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
-METHODS: dict[str, MethodSpec] = {CRYSTALS.name: CRYSTALS}
+METHODS: dict[str, MethodSpec] = {CRYSTAL_FOURIER_TRANSFORMER.name: CRYSTAL_FOURIER_TRANSFORMER}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,15 @@ Public API::
     from iclr26_science.crystals import SymmetryAdaptedBasis
     basis = SymmetryAdaptedBasis(225, 64)          # Fm-3m, 64 invariant basis functions
     values = basis(frac)                           # [N, 3] float64 -> [N, 64] complex128
+
+Needs the ``crystals`` extra (e3nn, pymatgen, spglib, pyxtal, ase); without it, importing this package
+raises :class:`~iclr26_science._extras.MissingExtraError` naming the extra.
 """
+
+# ruff: noqa: E402  (the extra is checked before the subpackages import its libraries)
+from iclr26_science._extras import require
+
+require("crystals", __name__)
 
 from iclr26_science.crystals.basis import SymmetryAdaptedBasis, build_orbits, reynolds_basis
 from iclr26_science.crystals.dataset import CrystalDataset, generate_crystals, orbit_crystals, real_crystals

@@ -141,7 +141,7 @@ def build_orbits(space_group: int, radius: float) -> OrbitTable:
     ph_rep = phase[:, rep]
     for g in range(len(ops) - 1, -1, -1):  # g = 0 (identity) written last
         weight[tgt_rep[g]] = ph_rep[g]
-    if np.isnan(weight.real).any():
+    if np.isnan(weight).any():
         raise RuntimeError(f"space group {space_group}: the operations are not closed under composition")
     # every edge must satisfy F(Rᵀω) = e^{i2π ωᵀt} F(ω); a violation frustrates the whole orbit
     violation = np.abs(weight[target] - phase * weight[None, :]) > _PHASE_TOL  # [G, F]
@@ -273,7 +273,7 @@ class SymmetryAdaptedBasis:
         values = self(frac)
         if isinstance(values, torch.Tensor):
             return torch.cat([values.real, values.imag], dim=-1)
-        return np.concatenate([values.real, values.imag], axis=-1)
+        return np.concatenate([np.real(values), np.imag(values)], axis=-1)
 
 
 def _check_frac_shape(shape: tuple[int, ...]) -> None:
@@ -297,7 +297,7 @@ def _select(table: OrbitTable, num_basis: int | None, max_frequency: float | Non
 def _build(space_group: int, num_basis: int | None, max_frequency: float | None) -> tuple[np.ndarray, ...]:
     if max_frequency is not None:
         table = build_orbits(space_group, float(max_frequency))
-        return (*_select(table, None, max_frequency), np.float64(max_frequency))
+        return (*_select(table, None, max_frequency), np.asarray(max_frequency, dtype=np.float64))
     assert num_basis is not None
     # the ball must hold num_basis non-frustrated orbits; grow it until it does
     # start just below the expected radius: a ball of volume V holds about V·√det(M⁻¹)/|G| orbits
@@ -308,7 +308,7 @@ def _build(space_group: int, num_basis: int | None, max_frequency: float | None)
     while True:
         table = build_orbits(space_group, radius)
         if int((~table.frustrated).sum()) >= num_basis:
-            return (*_select(table, num_basis, None), np.float64(radius))
+            return (*_select(table, num_basis, None), np.asarray(radius, dtype=np.float64))
         radius *= 1.25
 
 

@@ -194,7 +194,7 @@ def generate_crystals(
     three smallest Wyckoff multiplicities; ``pyxtal.from_random(3, group, species, counts,
     factor=volume_factor)``; standardised and labelled with the detected group; EMT energy per atom.
     """
-    params = dict(
+    params: dict[str, object] = dict(
         groups=[int(g) for g in groups], per_group=per_group, seed=seed, elements=list(elements),
         max_atoms=max_atoms, volume_factor=volume_factor, max_energy=max_energy, max_tries=max_tries,
         version=DATA_VERSION,

@@ -84,7 +84,7 @@ class _Interaction(nn.Module):
         self.gate = Gate(
             o3.Irreps(f"{scalars}x0e"),
             [nn.functional.silu],
-            o3.Irreps(f"{gated_irreps.num_irreps}x0e"),
+            o3.Irreps(f"{sum(mul for mul, _ in gated_irreps)}x0e"),
             [torch.sigmoid],
             gated_irreps,
         )

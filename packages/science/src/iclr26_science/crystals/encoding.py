@@ -73,7 +73,7 @@ def orbit_features(
     arr = np.asarray(group_list)
     for g in np.unique(arr):
         idx = torch.as_tensor(np.flatnonzero(arr == g), device=frac.device)
-        out[idx] = SymmetryAdaptedBasis(int(g), num_basis).real_features(frac[idx]).to(frac.dtype)
+        out[idx] = torch.as_tensor(SymmetryAdaptedBasis(int(g), num_basis).real_features(frac[idx])).to(frac.dtype)
     return out
 
 

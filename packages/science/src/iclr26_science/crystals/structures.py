@@ -142,9 +142,9 @@ def structure_to_input(
 
 def input_to_structure(inp: CrystalInput) -> Structure:
     """The pymatgen ``Structure`` of a :class:`CrystalInput` (inverse of :func:`structure_to_input`)."""
-    from pymatgen.core import Lattice, Structure
+    from pymatgen.core import Element, Lattice, Structure
 
-    return Structure(Lattice(inp.lattice), [int(z) for z in inp.species], inp.frac)
+    return Structure(Lattice(inp.lattice), [Element.from_Z(int(z)) for z in inp.species], inp.frac)
 
 
 def read_cif(path: str | Path) -> Structure:

@@ -1,4 +1,5 @@
-"""``crystals`` run: invariance check, data, encoding pretraining, CFT vs plain-PE vs e3nn, zero-shot.
+"""``crystal-fourier-transformer`` run: invariance check, data, encoding pretraining, CFT vs plain PE vs e3nn,
+zero-shot.
 
 Phases (each checkpointed, so ``--resume`` skips finished ones):
 
@@ -33,12 +34,12 @@ from iclr26_science.crystals.dataset import (
     padded_batch,
     real_crystals,
 )
-from iclr26_science.crystals.e3nn_baseline import E3nnCrystalNet
-from iclr26_science.crystals.encoding import SpaceGroupPositionalEncoding
+from iclr26_science.crystals.encoding import EncodingKind, PlaneWaveEncoding, SpaceGroupPositionalEncoding
 from iclr26_science.crystals.groups import space_group_ops
 from iclr26_science.crystals.lattices import orbit_distance, random_lattice
 from iclr26_science.crystals.model import CrystalFourierTransformer
-from iclr26_science.methods.crystals.config import CrystalsConfig
+from iclr26_science.methods.crystal_fourier_transformer.config import CrystalFourierTransformerConfig
+from iclr26_science.methods.crystal_fourier_transformer.model import build_cft, build_e3nn
 from iclr26_shared.errors import DataError
 from iclr26_shared.runs import RunDir
 
@@ -75,7 +76,7 @@ def check_invariance(groups: list[int], num_basis: int, points: int, seed: int =
     }
 
 
-def split_dataset(data: CrystalDataset, cfg: CrystalsConfig, seed: int) -> dict[str, np.ndarray]:
+def split_dataset(data: CrystalDataset, cfg: CrystalFourierTransformerConfig, seed: int) -> dict[str, np.ndarray]:
     """Indices: ``train``/``val``/``test`` among seen (detected) groups, ``holdout`` = held-out groups."""
     groups = data.groups
     hold = np.isin(groups, cfg.holdout_groups)
@@ -97,7 +98,7 @@ def split_dataset(data: CrystalDataset, cfg: CrystalsConfig, seed: int) -> dict[
 
 
 def pretrain_encoding(
-    encoding: SpaceGroupPositionalEncoding,
+    encoding: SpaceGroupPositionalEncoding | PlaneWaveEncoding,
     groups: list[int],
     *,
     steps: int,
@@ -168,7 +169,7 @@ def _fit(
     targets: torch.Tensor,
     split: dict[str, np.ndarray],
     groups: np.ndarray,
-    cfg: CrystalsConfig,
+    cfg: CrystalFourierTransformerConfig,
     lr: float,
     run: RunDir,
     log: Callable[..., None],
@@ -244,14 +245,13 @@ def _fit(
     return result
 
 
-def _load_data(cfg: CrystalsConfig) -> CrystalDataset:
-    kwargs = dict(seed=cfg.data_seed, elements=cfg.elements, max_atoms=cfg.max_atoms, max_energy=cfg.max_energy)
-    if cfg.generator == "pyxtal":
-        return generate_crystals(cfg.groups, cfg.per_group, **kwargs)  # type: ignore[arg-type]
-    return orbit_crystals(cfg.groups, cfg.per_group, **kwargs)  # type: ignore[arg-type]
+def _load_data(cfg: CrystalFourierTransformerConfig) -> CrystalDataset:
+    gen = generate_crystals if cfg.generator == "pyxtal" else orbit_crystals
+    return gen(cfg.groups, cfg.per_group, seed=cfg.data_seed, elements=cfg.elements, max_atoms=cfg.max_atoms,
+               max_energy=cfg.max_energy)  # fmt: skip
 
 
-def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one block per phase
+def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one block per phase
     """Run every phase (see module docstring); returns the results dict."""
     device = run.device
     results: dict[str, Any] = {}
@@ -307,11 +307,8 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
     n_max = max(c.num_atoms for c in data.crystals)
     n_real = max(c.num_atoms for c in real.crystals)
 
-    def cft_model(kind: str) -> CrystalFourierTransformer:
-        return CrystalFourierTransformer(
-            cfg.num_basis, cfg.dim, cfg.depth, cfg.heads, cfg.ff, cfg.dropout, kind,  # type: ignore[arg-type]
-            cfg.encoding_hidden, 2, cfg.group_onehot,
-        )  # fmt: skip
+    def cft_model(kind: EncodingKind) -> CrystalFourierTransformer:
+        return build_cft(cfg, kind)
 
     # 2. orbit-distance pretraining of the encoding MLP
     if done < 2:
@@ -366,7 +363,7 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
                 kind, model, make, targets, split, data.groups, cfg, cfg.lr, run, log, run.seed, {"real": real_eval}
             )
         else:
-            model = E3nnCrystalNet(cfg.e3nn_scalars, cfg.e3nn_gated, cfg.e3nn_layers, cutoff=cfg.e3nn_cutoff)
+            model = build_e3nn(cfg)
             data.graphs(cfg.e3nn_cutoff)
             real.graphs(cfg.e3nn_cutoff)
             prep_s = (time.perf_counter() - t0) / (len(data) + len(real))
@@ -397,6 +394,8 @@ def run(cfg: CrystalsConfig, run: RunDir) -> dict[str, Any]:  # noqa: C901 - one
         save(phase)
 
     _figure(results, run)
+    results["config"] = {"zero_shot_ratio": cfg.zero_shot_ratio, "accuracy_ratio": cfg.accuracy_ratio,
+                         "mae_margin": cfg.mae_margin, "holdout_groups": list(cfg.holdout_groups)}  # fmt: skip
     return results
 
 
