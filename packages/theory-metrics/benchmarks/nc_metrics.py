@@ -2,7 +2,8 @@
 
 Fast: :func:`neural_collapse_metrics` (one streaming pass in chunks of 1,024 rows with per-class shifts, NC1
 through the thin SVD of the centred means). Baseline: :func:`naive_neural_collapse_metrics` (per-sample outer
-products, the pseudo-inverse of the p × p matrix Σ_B, explicit cosine loops). Both in float64, same process.
+products, the pseudo-inverse of the p × p matrix Σ_B, explicit cosine loops). Both in float64, same process;
+peak memory of one call each through :func:`iclr26_shared.bench.peak_memory`.
 
     uv run python packages/theory-metrics/benchmarks/nc_metrics.py [--quick] [--out runs/bench/nc_metrics.json]
 """
@@ -13,7 +14,7 @@ from typing import Any
 
 import torch
 
-from iclr26_shared.bench import bench_main, compare, measure
+from iclr26_shared.bench import bench_main, compare, measure, peak_memory
 from iclr26_theory_metrics.ops.neural_collapse import naive_neural_collapse_metrics, neural_collapse_metrics
 
 
@@ -34,8 +35,9 @@ def _case(n: int, p: int, repeats: int) -> dict[str, Any]:
         return naive_neural_collapse_metrics(h, y, w)
 
     if n > 10000:  # the naive per-sample loop is too slow here; time the fast path alone
-        return {"fast": measure(fast, repeats=repeats)}
+        return {"fast": measure(fast, repeats=repeats), "memory_fast": peak_memory(fast).to_dict()}
     res = compare(fast, naive, repeats=repeats)
+    res["memory_fast"], res["memory_naive"] = peak_memory(fast).to_dict(), peak_memory(naive).to_dict()
     a, b = fast(), naive()
     res["max_abs_diff"] = max(abs(a[key] - b[key]) for key in a)
     return res

@@ -10,7 +10,7 @@ import torch
 
 from iclr26_shared.runs import RunDir
 from iclr26_theory_metrics import neural_collapse_metrics
-from iclr26_theory_metrics.nn import build_model
+from iclr26_theory_metrics.nn import FeatureClassifier, build_model
 from iclr26_theory_metrics.ops.neural_collapse import METRIC_KEYS
 from iclr26_theory_metrics.recorder import NCRecorder, measure_model
 
@@ -20,7 +20,7 @@ class _Cfg:
     a: int = 1
 
 
-def _setup() -> tuple[torch.nn.Module, tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
+def _setup() -> tuple[FeatureClassifier, tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
     torch.manual_seed(0)
     model = build_model("mlp", (1, 4, 4), 3, width=1)
     x = torch.randn(30, 1, 4, 4)

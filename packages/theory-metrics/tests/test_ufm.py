@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -25,6 +27,7 @@ def test_analytic_gradients_equal_autograd() -> None:
     loss.backward()
     value, gw, gh = ufm_gradients(h.detach(), w.detach(), y)
     assert value == pytest.approx(float(loss.detach()), rel=1e-12)
+    assert w.grad is not None and h.grad is not None
     assert torch.allclose(gw, w.grad, rtol=1e-10, atol=1e-14) and torch.allclose(gh, h.grad, rtol=1e-10, atol=1e-14)
     assert float(gw.sum(0).abs().max()) < 1e-14
 
@@ -41,7 +44,7 @@ def test_etf_means_and_alpha() -> None:
 
 @pytest.mark.parametrize(("name", "coupled"), [("sgd", True), ("sgdw", False)])
 def test_sgd_alpha_follows_theorems_3_1_and_3_2(name: str, coupled: bool) -> None:
-    kw = dict(lr=0.1, momentum=0.9, weight_decay=0.2)
+    kw: dict[str, Any] = dict(lr=0.1, momentum=0.9, weight_decay=0.2)
     tr = simulate_ufm(name, num_classes=5, dim=8, n_per_class=3, steps=300, features="free", **kw)
     theory = sgd_alpha_theory(tr.alpha[0], steps=300, coupled=coupled, **kw)
     assert tr.alpha[0] > 0.01
@@ -70,7 +73,7 @@ def test_signgd_decoupled_rises_to_the_limit_of_theorem_3_3() -> None:
 
 
 def test_signgd_coupled_is_non_monotone_and_vanishes_with_a_decaying_step() -> None:
-    kw = dict(num_classes=6, steps=600, lr=0.02, weight_decay=0.5, features="etf", init_std=0.0)
+    kw: dict[str, Any] = dict(num_classes=6, steps=600, lr=0.02, weight_decay=0.5, features="etf", init_std=0.0)
     const = simulate_ufm("signum", **kw)
     decay = simulate_ufm("signum", lr_schedule="inverse", lr_tau=20.0, **kw)
     assert any(b < a for a, b in zip(decay.alpha[:-1], decay.alpha[1:], strict=True))

@@ -35,6 +35,7 @@ from iclr26_theory_metrics.optim.factory import OPTIMIZER_NAMES, make_optimizer
 
 __all__ = [
     "UFMTrace",
+    "max_relative_error",
     "etf_class_means",
     "sgd_alpha_theory",
     "signgd_decoupled_alpha_theory",
@@ -190,3 +191,10 @@ def signgd_decoupled_alpha_theory(*, num_classes: int, lr: float, weight_decay: 
     :math:`W_0 = 0`, p = K)."""
     limit = signgd_decoupled_limit(num_classes, weight_decay)
     return [limit * (1.0 - (1.0 - lr * weight_decay) ** t) ** 2 for t in range(steps + 1)]
+
+
+def max_relative_error(sim: list[float], theory: list[float], *, floor: float) -> float:
+    """max_t |sim_t − theory_t| / theory_t over the steps where theory_t ≥ ``floor`` (below it float64 rounding
+    of Wᵀ1, about 1e-16·|W|, dominates)."""
+    errs = [abs(s - t) / t for s, t in zip(sim, theory, strict=True) if t >= floor]
+    return max(errs) if errs else 0.0

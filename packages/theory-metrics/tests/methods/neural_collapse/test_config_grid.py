@@ -7,8 +7,13 @@ import dataclasses
 import pytest
 
 from iclr26_shared.errors import ConfigError
-from iclr26_theory_metrics.methods.neural_collapse.config import BEST_NC3, PRESETS, NeuralCollapseConfig
-from iclr26_theory_metrics.methods.neural_collapse.grid import RunSpec, expand_grid
+from iclr26_theory_metrics.methods.neural_collapse.config import (
+    BEST_NC3,
+    PRESETS,
+    NeuralCollapseConfig,
+    RunSpec,
+    expand_grid,
+)
 
 
 def test_presets_are_valid() -> None:
@@ -18,28 +23,28 @@ def test_presets_are_valid() -> None:
 
 
 @pytest.mark.parametrize(
-    ("changes", "field"),
+    ("changes", "field", "expected"),
     [
-        ({"optimizers": "sgd,lion"}, "optimizers"),
-        ({"optimizers": "sgd,sgd"}, "optimizers"),
-        ({"optimizers": ""}, "optimizers"),
-        ({"lrs": "0.1,abc"}, "lrs"),
-        ({"lrs": "0"}, "lrs"),
-        ({"momenta": "1.0"}, "momenta"),
-        ({"weight_decays": "-1"}, "weight_decays"),
-        ({"epochs": 0}, "epochs"),
-        ({"n_train": 5}, "n_train"),
-        ({"model": "vit"}, "model"),
-        ({"dataset": "svhn"}, "dataset"),
-        ({"valid_accuracy": 1.5}, "valid_accuracy"),
-        ({"ufm_dim": 4}, "ufm_dim"),
-        ({"ufm_classes": 2}, "ufm_classes"),
-        ({"ufm_sgd_lr": 10.0, "ufm_sgd_wd": 0.5}, "ufm_sgd_wd"),
-        ({"train": False, "ufm": False}, "train"),
+        ({"optimizers": ("sgd", "lion")}, "optimizers[1]", "one of 'sgd'"),
+        ({"optimizers": ("sgd", "sgd")}, "optimizers", "at most once"),
+        ({"optimizers": ()}, "optimizers", "at least one"),
+        ({"optimizers": "sgd,adamw"}, "optimizers", "not a comma string"),
+        ({"lrs": (0.1, 0.0)}, "lrs[1]", "> 0"),
+        ({"momenta": (1.0,)}, "momenta[0]", "< 1"),
+        ({"weight_decays": (-1.0,)}, "weight_decays[0]", ">= 0"),
+        ({"epochs": 0}, "epochs", "> 0"),
+        ({"n_train": 5}, "n_train", "one image per class"),
+        ({"model": "vit"}, "model", "one of"),
+        ({"dataset": "svhn"}, "dataset", "one of"),
+        ({"valid_accuracy": 1.5}, "valid_accuracy", "<= 1"),
+        ({"ufm_dim": 4}, "ufm_dim", "at least ufm_classes"),
+        ({"ufm_classes": 2}, "ufm_classes", ">= 3"),
+        ({"ufm_sgd_lr": 10.0, "ufm_sgd_wd": 0.5}, "ufm_sgd_wd", "< 2"),
+        ({"train": False, "ufm": False}, "train", "nothing to run"),
     ],
 )
-def test_bad_values_name_their_field(changes: dict, field: str) -> None:
-    with pytest.raises(ConfigError) as err:
+def test_bad_values_name_their_field(changes: dict, field: str, expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected) as err:
         dataclasses.replace(NeuralCollapseConfig(), **changes)
     assert err.value.field == field
 
@@ -51,10 +56,10 @@ def test_grid_best_sweep_paper_and_overrides() -> None:
     assert best[-1] == RunSpec("sgd", 0.01, 0.0, 0.05, role="ablation")
     sweep = expand_grid(NeuralCollapseConfig(grid="sweep", momentum_ablation=False))
     assert len(sweep) == 12 and {r.weight_decay for r in sweep if r.optimizer == "adamw"} == {5.0, 0.5}
-    paper = expand_grid(NeuralCollapseConfig(grid="paper", optimizers="adamw", momentum_ablation=False))
+    paper = expand_grid(NeuralCollapseConfig(grid="paper", optimizers=("adamw",), momentum_ablation=False))
     assert len(paper) == 108 and max(r.weight_decay for r in paper) == 10.0
     custom = expand_grid(
-        NeuralCollapseConfig(optimizers="signum", lrs="0.1,0.2", weight_decays="0", momentum_ablation=True)
+        NeuralCollapseConfig(optimizers=("signum",), lrs=(0.1, 0.2), weight_decays=(0.0,), momentum_ablation=True)
     )
     assert [(r.lr, r.momentum, r.weight_decay) for r in custom] == [(0.1, 0.9, 0.0), (0.2, 0.9, 0.0)]
     assert custom[0].label == "signum lr=0.1 m=0.9 wd=0"

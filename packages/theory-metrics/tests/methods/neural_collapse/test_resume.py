@@ -16,7 +16,13 @@ from iclr26_theory_metrics.methods.neural_collapse.config import PRESETS
 def test_resume_after_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = METHODS["neural-collapse"]
     cfg = dataclasses.replace(
-        PRESETS["smoke"], n_train=100, n_test=20, epochs=2, optimizers="sgd,adamw", momentum_ablation=False, ufm=False
+        PRESETS["smoke"],
+        n_train=100,
+        n_test=20,
+        epochs=2,
+        optimizers=("sgd", "adamw"),
+        momentum_ablation=False,
+        ufm=False,
     )
     flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True)
     real = train_mod.train_one

@@ -15,18 +15,103 @@ from typing import Any
 
 import torch
 
+from iclr26_shared.images import ImageTensors, load_image_tensors
 from iclr26_shared.runs import RunDir
-from iclr26_theory_metrics.data.images import ImageTensors, load_image_tensors
-from iclr26_theory_metrics.methods.neural_collapse.analysis import summarise
-from iclr26_theory_metrics.methods.neural_collapse.config import NeuralCollapseConfig
-from iclr26_theory_metrics.methods.neural_collapse.grid import RunSpec, expand_grid
-from iclr26_theory_metrics.methods.neural_collapse.plots import plot_training, plot_ufm
-from iclr26_theory_metrics.methods.neural_collapse.ufm_study import run_ufm_study
-from iclr26_theory_metrics.nn.models import build_model
-from iclr26_theory_metrics.optim.factory import make_optimizer
+from iclr26_theory_metrics.analysis import summarise
+from iclr26_theory_metrics.methods.neural_collapse.config import NeuralCollapseConfig, RunSpec, expand_grid
+from iclr26_theory_metrics.methods.neural_collapse.model import build_run_model, build_run_optimizer
+from iclr26_theory_metrics.plotting import plot_training, plot_ufm
 from iclr26_theory_metrics.recorder import NCRecorder
+from iclr26_theory_metrics.ufm import (
+    max_relative_error,
+    sgd_alpha_theory,
+    signgd_decoupled_alpha_theory,
+    signgd_decoupled_limit,
+    simulate_ufm,
+)
 
-__all__ = ["run", "train_one"]
+__all__ = ["run", "train_one", "ufm_study"]
+
+
+def ufm_study(cfg: NeuralCollapseConfig, device: torch.device, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Claim 1: run the five UFM simulations of Theorems 3.1–3.4 with the real optimizer classes and compare
+    α_t = |Wᵀ1|²/K with the closed forms of :mod:`iclr26_theory_metrics.ufm`; returns ``(results, traces)``
+    (traces: α_t curves for the plots)."""
+    k, steps = cfg.ufm_classes, cfg.ufm_steps
+    common: dict[str, Any] = dict(num_classes=k, n_per_class=cfg.ufm_per_class, steps=steps, seed=seed, device=device)
+    results: dict[str, Any] = {}
+    traces: dict[str, Any] = {}
+    for name, coupled in (("sgd", True), ("sgdw", False)):
+        tr = simulate_ufm(
+            name,
+            dim=cfg.ufm_dim,
+            lr=cfg.ufm_sgd_lr,
+            momentum=cfg.ufm_sgd_momentum,
+            weight_decay=cfg.ufm_sgd_wd,
+            features="free",
+            init_std=0.1,
+            **common,
+        )
+        theory = sgd_alpha_theory(
+            tr.alpha[0],
+            lr=cfg.ufm_sgd_lr,
+            weight_decay=cfg.ufm_sgd_wd,
+            momentum=cfg.ufm_sgd_momentum,
+            steps=steps,
+            coupled=coupled,
+        )
+        results[name] = {
+            "alpha0": tr.alpha[0],
+            "alpha_final": tr.alpha[-1],
+            "theory_final": theory[-1],
+            "decay_ratio": tr.alpha[-1] / tr.alpha[0],
+            "max_rel_error": max_relative_error(tr.alpha, theory, floor=1e-16 * tr.alpha[0]),
+            "train_acc": tr.accuracy,
+        }
+        traces[name] = (tr.alpha, theory)
+    # Theorem 3.3: SignGD with decoupled WD, features fixed at the ETF, W_0 = 0, p = K
+    lr, wd = cfg.ufm_sign_lr, cfg.ufm_sign_wd
+    tr = simulate_ufm("signumw", lr=lr, weight_decay=wd, features="etf", init_std=0.0, **common)
+    theory = signgd_decoupled_alpha_theory(num_classes=k, lr=lr, weight_decay=wd, steps=steps)
+    diffs = [b - a for a, b in zip(tr.alpha[:-1], tr.alpha[1:], strict=True)]
+    limit = signgd_decoupled_limit(k, wd)
+    results["signumw"] = {
+        "alpha_final": tr.alpha[-1],
+        "limit": limit,
+        "rel_gap_to_limit": abs(tr.alpha[-1] - limit) / limit,
+        "max_rel_error": max_relative_error(tr.alpha[1:], theory[1:], floor=1e-300),
+        "monotone": all(d >= -1e-12 * limit for d in diffs),
+        "max_drop_rel": max(0.0, -min(diffs)) / limit,
+        "train_acc": tr.accuracy,
+    }
+    traces["signumw"] = (tr.alpha, theory)
+    # Theorem 3.4: SignGD with coupled WD from W_0 = 0, constant vs decaying step
+    tail = max(1, steps // 10)
+    for sched in ("constant", "inverse"):
+        tr = simulate_ufm(
+            "signum",
+            lr=lr,
+            weight_decay=wd,
+            features="etf",
+            init_std=0.0,
+            lr_schedule=sched,
+            lr_tau=cfg.ufm_lr_tau,
+            **common,
+        )
+        peak = max(tr.alpha)
+        results[f"signum_{sched}"] = {
+            "alpha_peak": peak,
+            "alpha_tail_max": max(tr.alpha[-tail:]),
+            "tail_over_peak": max(tr.alpha[-tail:]) / peak if peak > 0 else 0.0,
+            "non_monotone": any(b < a for a, b in zip(tr.alpha[:-1], tr.alpha[1:], strict=True)),
+            "max_drop_over_peak": max(0.0, *(a - b for a, b in zip(tr.alpha[:-1], tr.alpha[1:], strict=True))) / peak
+            if peak > 0
+            else 0.0,
+            "train_acc": tr.accuracy,
+        }
+        traces[f"signum_{sched}"] = (tr.alpha, None)
+    results["config"] = {"K": k, "sgd_lr": cfg.ufm_sgd_lr, "sgd_wd": cfg.ufm_sgd_wd, "sign_lr": lr, "sign_wd": wd}
+    return results, traces
 
 
 def train_one(
@@ -42,18 +127,8 @@ def train_one(
 ) -> dict[str, Any]:
     """Train one model with ``spec``; log every epoch's metrics; return the run's summary (JSON values)."""
     torch.manual_seed(seed)
-    model = build_model(cfg.model, data.image_shape, data.num_classes, width=cfg.width, bias=cfg.classifier_bias)
-    model.to(device)
-    opt = make_optimizer(
-        spec.optimizer,
-        model.parameters(),
-        lr=spec.lr,
-        momentum=spec.momentum,
-        weight_decay=spec.weight_decay,
-        beta2=cfg.beta2,
-    )
-    milestones = [m for m in (cfg.epochs // 3, (2 * cfg.epochs) // 3) if m > 0] if cfg.lr_decay else []
-    sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=milestones, gamma=0.1)
+    model = build_run_model(cfg, data.image_shape, data.num_classes).to(device)
+    opt, sched = build_run_optimizer(spec, model, cfg)
     recorder = NCRecorder(
         run_dir,
         {
@@ -123,14 +198,16 @@ def run(cfg: NeuralCollapseConfig, run_dir: RunDir) -> dict[str, Any]:
     ufm_results, ufm_traces = None, None
     if cfg.ufm:
         if state.get("ufm") is None or not run_dir.figure_path("ufm_sgd").exists():
-            ufm_results, ufm_traces = run_ufm_study(cfg, device, run_dir.seed)
+            ufm_results, ufm_traces = ufm_study(cfg, device, run_dir.seed)
             state["ufm"] = ufm_results
-            plot_ufm(run_dir, ufm_traces, cfg)
+            plot_ufm(run_dir, ufm_traces, num_classes=cfg.ufm_classes, steps=cfg.ufm_steps)
         ufm_results = state["ufm"]
     runs: list[dict[str, Any]] = list(state.get("runs", []))
     data = None
     if cfg.train:
-        data = load_image_tensors(cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=run_dir.seed)
+        data = load_image_tensors(
+            cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=run_dir.seed, scale="standardize"
+        )
         specs = expand_grid(cfg)
         done = len(runs)
         with run_dir.progress(len(specs), "neural-collapse", completed=done) as bar:
@@ -148,7 +225,12 @@ def run(cfg: NeuralCollapseConfig, run_dir: RunDir) -> dict[str, Any]:
                 runs.append(summary)
                 run_dir.save_checkpoint((i + 1) * (cfg.epochs + 1) - 1, {"ufm": state.get("ufm"), "runs": runs})
                 final = summary["final"]
-                bar.advance(run=spec.label, train_acc=final["train_acc"], nc0=final["nc0"], nc3=final["nc3"])
+                bar.advance(
+                    run=spec.label,  # pyright: ignore[reportArgumentType]  (the bar prints a str as text)
+                    train_acc=final["train_acc"],
+                    nc0=final["nc0"],
+                    nc3=final["nc3"],
+                )
         plot_training(run_dir, runs, run_dir.read_metrics())
     results: dict[str, Any] = {"ufm": ufm_results, "runs": runs}
     if cfg.train and data is not None:
@@ -160,5 +242,5 @@ def run(cfg: NeuralCollapseConfig, run_dir: RunDir) -> dict[str, Any]:
             "model": cfg.model,
             "feature_dim": 8 * cfg.width,
         }
-        results.update(summarise(runs, cfg))
+        results.update(summarise(runs, valid_accuracy=cfg.valid_accuracy))
     return results

@@ -1,4 +1,5 @@
-"""Figures: α_t on the UFM against the theorems, and every NC metric vs epoch per training run."""
+"""Figures of the optimizer study: α_t on the UFM against Theorems 3.1–3.4, and every NC metric vs epoch per
+training run (Zhao et al., ICLR 2026)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
-from iclr26_theory_metrics.methods.neural_collapse.config import NeuralCollapseConfig
 
 __all__ = ["plot_training", "plot_ufm"]
 
@@ -43,7 +43,7 @@ def _envelope(values: Sequence[float], window: int) -> tuple[list[float], list[f
     return xs, ys
 
 
-def plot_ufm(run: RunDir, traces: dict[str, Any], cfg: NeuralCollapseConfig) -> None:
+def plot_ufm(run: RunDir, traces: dict[str, Any], *, num_classes: int, steps: int) -> None:
     """``figures/ufm_sgd.png`` (Thms 3.1–3.2: simulated α_t and theory) and ``figures/ufm_signgd.png``
     (Thm 3.3 with its closed form; Thm 3.4 as the envelope of α_t over windows of T/100 steps)."""
     names = {
@@ -53,27 +53,27 @@ def plot_ufm(run: RunDir, traces: dict[str, Any], cfg: NeuralCollapseConfig) -> 
         "signum_constant": "SignGD coupled, constant η (envelope)",
         "signum_inverse": "SignGD coupled, η_t→0 (envelope)",
     }
-    window = max(1, cfg.ufm_steps // 100)
+    window = max(1, steps // 100)
     for fig, keys in (("ufm_sgd", ("sgd", "sgdw")), ("ufm_signgd", ("signumw", "signum_constant", "signum_inverse"))):
         curves: dict[str, tuple[list[float], list[float]]] = {}
         for key in keys:
             if key not in traces:
                 continue
             sim, theory = traces[key]
-            steps = list(range(len(sim)))
+            xs = list(range(len(sim)))
             if key.startswith("signum_"):
                 curves[names[key]] = _positive(*_envelope(sim, window))
             else:
-                curves[names[key]] = _positive(steps, sim)
+                curves[names[key]] = _positive(xs, sim)
             if theory is not None:
-                curves[names[key] + " (theory)"] = _positive(steps, theory)
+                curves[names[key] + " (theory)"] = _positive(xs, theory)
         if curves:
             plot_curves(
                 run.figure_path(fig),
                 curves,
                 xlabel="step",
                 ylabel="α_t = |Wᵀ1|²/K",
-                title=f"UFM, K = {cfg.ufm_classes}",
+                title=f"UFM, K = {num_classes}",
                 logy=True,
             )
 

@@ -1,13 +1,15 @@
-"""Summaries over the training runs: best run per optimizer, the NC3 ~ log10 NC0 regression, the momentum
-ablation."""
+"""Summaries over the training runs of the optimizer study (Zhao et al., ICLR 2026): the best run per optimizer
+(Table 2's selection), the NC3 ~ log10 NC0 regression and the momentum ablation.
+
+Light module (no torch): it reads the per-run summary dicts that ``neural-collapse``'s ``train.run`` writes
+(keys ``optimizer``, ``lr``, ``momentum``, ``weight_decay``, ``role``, ``label``, ``valid``, ``final``, ...).
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from typing import Any
-
-from iclr26_theory_metrics.methods.neural_collapse.config import NeuralCollapseConfig
 
 __all__ = ["best_by_optimizer", "momentum_comparison", "nc3_nc0_regression", "summarise"]
 
@@ -45,10 +47,9 @@ def nc3_nc0_regression(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return out
     from scipy.stats import linregress
 
-    fit = linregress([x for x, _ in pts], [y for _, y in pts])
-    out.update(
-        slope=float(fit.slope), intercept=float(fit.intercept), r2=float(fit.rvalue**2), p_value=float(fit.pvalue)
-    )
+    fit: Any = linregress([x for x, _ in pts], [y for _, y in pts])  # scipy's result type is not typed
+    slope, intercept, rvalue, pvalue = fit.slope, fit.intercept, fit.rvalue, fit.pvalue
+    out.update(slope=float(slope), intercept=float(intercept), r2=float(rvalue) ** 2, p_value=float(pvalue))
     return out
 
 
@@ -84,12 +85,12 @@ def momentum_comparison(runs: Sequence[dict[str, Any]]) -> dict[str, Any] | None
     return {"with_momentum": view(base), "without_momentum": view(ablation)}
 
 
-def summarise(runs: Sequence[dict[str, Any]], cfg: NeuralCollapseConfig) -> dict[str, Any]:
+def summarise(runs: Sequence[dict[str, Any]], *, valid_accuracy: float) -> dict[str, Any]:
     """``best_by_optimizer``, ``regression``, ``momentum`` and counts, for results.json."""
     return {
         "n_runs": len(runs),
         "n_valid": sum(1 for r in runs if r["valid"]),
-        "valid_accuracy": cfg.valid_accuracy,
+        "valid_accuracy": valid_accuracy,
         "best_by_optimizer": best_by_optimizer(runs),
         "regression": nc3_nc0_regression(runs),
         "momentum": momentum_comparison(runs),
