@@ -28,7 +28,7 @@ _WHERE = {
     "FrameDecoder": "iclr26_rl.methods.ego_foresight.model",
     "EgoForesightConfig": "iclr26_rl.methods.ego_foresight.config",
     "PRESETS": "iclr26_rl.methods.ego_foresight.config",
-    "SPEC": "iclr26_rl.methods.ego_foresight",
+    "SPEC": "iclr26_rl.methods.ego_foresight.spec",
     "efficiency_normalised_score": "iclr26_rl.methods.ego_foresight.metrics",
     "mean_ci": "iclr26_rl.methods.ego_foresight.metrics",
 }

@@ -13,7 +13,9 @@ import torch
 
 from iclr26_rl import cli
 from iclr26_rl.data import Batch
-from iclr26_rl.methods.ego_foresight import PRESETS, SPEC, EgoForesightConfig, claims
+from iclr26_rl.methods.ego_foresight.claims import claims
+from iclr26_rl.methods.ego_foresight.config import PRESETS, EgoForesightConfig
+from iclr26_rl.methods.ego_foresight.spec import SPEC
 from iclr26_rl.methods.ego_foresight.metrics import efficiency_normalised_score, mean_ci
 from iclr26_rl.methods.ego_foresight.model import EgoForesightHead, FrameDecoder
 from iclr26_shared.errors import ConfigError
@@ -111,7 +113,11 @@ def test_ef_loss_matches_formula_and_reaches_the_encoder() -> None:
         ({"agent_dim": 0}, "agent_dim"),
         ({"image_size": 70}, "image_size"),
         ({"agent": "ppo"}, "agent"),
-        ({"seeds": ()}, "seeds"),
+        ({"train_seeds": ()}, "train_seeds"),
+        ({"train_seeds": (1, 1)}, "train_seeds"),
+        ({"lr": 0.0}, "lr"),
+        ({"critic_tau": 0.0}, "critic_tau"),
+        ({"rollout_hidden": ()}, "rollout_hidden"),
         ({"horizon": 30}, "horizon"),  # window longer than a 25-step Reacher episode
         ({"beta": -1.0}, "beta"),
     ],
@@ -146,7 +152,7 @@ def test_mean_ci_and_ens() -> None:
 
 
 def _results(ef: float, base: float, sem: float, ef_mse: float, rand_mse: float, improved: bool = True) -> dict:
-    agent = {"final_return_sem": sem, "ens": 0.5}
+    agent = {"final_return_sem": sem, "ens": 0.5, "mean_return": [-30.0, -25.0]}
     return {
         "env": "Reacher-v5",
         "agents": {
@@ -159,15 +165,25 @@ def _results(ef: float, base: float, sem: float, ef_mse: float, rand_mse: float,
 
 
 def test_claims_need_more_than_noise() -> None:
-    held = [c.holds for c in claims(_results(-10.0, -20.0, 1.0, 0.5, 0.9))]
-    assert held == [True, True, True, True]
-    held = [c.holds for c in claims(_results(-19.0, -20.0, 1.0, 0.5, 0.505, improved=False))]
-    assert held == [False, False, True, False]  # gap below the std. error; ENS undefined; 2b is a tie
+    verdicts = [c.verdict for c in claims(_results(-10.0, -20.0, 1.0, 0.5, 0.9))]
+    assert verdicts == ["holds", "holds", "holds", "holds"]
+    verdicts = [c.verdict for c in claims(_results(-19.0, -20.0, 1.0, 0.5, 0.505, improved=False))]
+    # gap below the std. error of the difference; ENS undefined; 2b is a 1 % tie
+    assert verdicts == ["fails", "inconclusive", "holds", "fails"]
+
+
+def test_claims_at_chance_do_not_hold() -> None:
+    """Both agents at or below the untrained policy, equal ENS, every predictor equally bad: nothing holds."""
+    res = _results(-40.0, -40.0, 0.0, 1.0, 1.0)
+    res["agents"]["drqv2-ef"]["ens"] = 0.4
+    verdicts = [c.verdict for c in claims(res)]
+    assert "holds" not in verdicts
+    assert verdicts[0] == "inconclusive"  # both below the untrained policy's return (-25)
 
 
 def test_claims_without_both_agents_are_not_measured() -> None:
     out = claims({"env": "Reacher-v5", "agents": {"drqv2": {"final_return": 1.0, "ens": 0.5}}})
-    assert len(out) == 4 and not any(c.holds for c in out) and all(math.isnan(c.ours) for c in out)
+    assert len(out) == 4 and all(c.verdict == "inconclusive" for c in out) and all(math.isnan(c.ours) for c in out)
 
 
 def test_smoke_cli_writes_a_valid_run_directory(tmp_path: Path) -> None:
@@ -211,7 +227,7 @@ def test_resume_is_bit_for_bit(tmp_path: Path) -> None:
 
     cfg = dataclasses.replace(PRESETS["smoke"], agent="drqv2-ef", steps=60, checkpoint_every=25, eval_every=30)
     _, clean, _ = execute(SPEC, cfg, CommonFlags(device="cpu", out_dir=tmp_path / "a", quiet=True))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="crash_at_step"):
         execute(SPEC, dataclasses.replace(cfg, crash_at_step=55), CommonFlags(device="cpu", out_dir=tmp_path / "b"))
     crashed = next((tmp_path / "b" / "ego-foresight").iterdir())
     run = RunDir(crashed, method=SPEC.name, config=cfg, seed=0, device=torch.device("cpu"), quiet=True)

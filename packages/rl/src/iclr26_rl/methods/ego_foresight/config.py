@@ -1,6 +1,6 @@
 """Config and presets of ``ego-foresight`` (no heavy imports: read by ``iclr26 list``).
 
-Defaults are the paper's (research notes §5.1–5.2, the reference repository's Hydra configs): DrQ-v2
+Defaults are the paper's (Ego-Foresight §4 and Appendix A, the reference repository's Hydra configs): DrQ-v2
 with lr 1e-4, batch 256, feature 50, hidden 1024, τ 0.01, update every 2 steps, 3-step returns,
 γ 0.99, σ linear 1.0→0.1 over 500k steps, clip 0.3, 250k replay, 4000 seed frames, 2000 uniform
 steps; EF with n = 2048, l = 32, H = 10, β = 1, FC_ψ hidden [512, 512], 64-channel decoder and
@@ -10,10 +10,12 @@ steps; EF with n = 2048, l = 32, H = 10, β = 1, FC_ψ hidden [512, 512], 64-cha
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
+
+import annotated_types as at
 
 from iclr26_rl.envs.registry import DEFAULT_EPISODE_STEPS, check_env_id
-from iclr26_shared.config import check_choice, check_positive, check_range
+from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, validate
 from iclr26_shared.errors import ConfigError
 
 __all__ = ["AGENTS", "PRESETS", "AgentChoice", "EgoForesightConfig"]
@@ -21,6 +23,11 @@ __all__ = ["AGENTS", "PRESETS", "AgentChoice", "EgoForesightConfig"]
 AgentChoice = Literal["both", "drqv2", "drqv2-ef"]
 #: Agent names trained by ``agent="both"``, baseline first.
 AGENTS: tuple[str, ...] = ("drqv2", "drqv2-ef")
+
+
+def _distinct(values: tuple[int, ...]) -> bool:
+    """distinct seeds"""
+    return len(set(values)) == len(values)
 
 
 @dataclass(frozen=True)
@@ -31,81 +38,81 @@ class EgoForesightConfig:
     """gymnasium MuJoCo v5 task (Reacher-v5, Pusher-v5, HalfCheetah-v5, ...)."""
     agent: AgentChoice = "both"
     """Which agents to train: drqv2 (baseline), drqv2-ef (with Ego-Foresight) or both (for the claims)."""
-    seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
-    """Training seeds per agent (each offset by 1000 x --seed)."""
-    image_size: int = 84
+    train_seeds: Annotated[tuple[NonNegInt, ...], at.MinLen(1), at.Predicate(_distinct)] = (1, 2, 3, 4, 5)
+    """Training seeds of each agent within one run (each offset by 1000 x --seed)."""
+    image_size: Literal[64, 84] = 84
     """Frame side in pixels (64 or 84)."""
-    frame_stack: int = 3
+    frame_stack: PosInt = 3
     """Stacked frames per observation (the EF context t_c)."""
-    action_repeat: int = 2
+    action_repeat: PosInt = 2
     """Simulator steps per agent step (frames = steps x action_repeat)."""
     camera: Literal["task", "gym"] = "task"
     """task: our per-task view (Reacher top-down); gym: gymnasium's default camera."""
     fast_render: bool = True
     """Render without shadows, reflections and skybox (~5x faster on CPU)."""
-    max_episode_steps: int = 0
+    max_episode_steps: NonNegInt = 0
     """Simulator steps per episode; 0 keeps the task's default (Reacher 50, Pusher 100)."""
-    steps: int = 1_250_000
+    steps: PosInt = 1_250_000
     """Agent steps per training run (2.5M frames at action repeat 2)."""
-    seed_steps: int = 2000
+    seed_steps: NonNegInt = 2000
     """Agent steps collected before the first update (4000 seed frames)."""
-    expl_steps: int = 2000
+    expl_steps: NonNegInt = 2000
     """Agent steps with uniform random actions (DrQ-v2's num_expl_steps)."""
-    babbling_steps: int = 12_500
+    babbling_steps: NonNegInt = 12_500
     """EF motor-babbling steps: actions clip(U[-b, b], -1, 1)."""
-    babbling_scale: float = 4.0
+    babbling_scale: PosFloat = 4.0
     """b of motor babbling (4: mostly bang-bang actions)."""
     babble_baseline: bool = False
     """Also give the DrQ-v2 baseline motor babbling (off in the paper's comparison)."""
-    batch_size: int = 256
+    batch_size: PosInt = 256
     """Replay batch size."""
-    lr: float = 1e-4
+    lr: PosFloat = 1e-4
     """Adam learning rate of every module."""
-    feature_dim: int = 50
+    feature_dim: PosInt = 50
     """Actor/critic trunk width."""
-    hidden_dim: int = 1024
+    hidden_dim: PosInt = 1024
     """Actor/critic MLP width."""
-    repr_dim: int = 2048
+    repr_dim: PosInt = 2048
     """Encoder output size n (EF: agent + scene parts)."""
-    conv_channels: int = 32
+    conv_channels: PosInt = 32
     """Channels of the DrQ-v2 conv encoder."""
-    agent_dim: int = 32
+    agent_dim: PosInt = 32
     """EF agent-part size l (the bottleneck), 1 <= l < repr_dim."""
-    horizon: int = 10
+    horizon: PosInt = 10
     """EF prediction horizon H (future frames per window)."""
-    beta: float = 1.0
+    beta: NonNegFloat = 1.0
     """Weight of the EF loss: L = L_critic + beta * L_ef."""
-    rollout_hidden: tuple[int, ...] = (512, 512)
+    rollout_hidden: Annotated[tuple[PosInt, ...], at.MinLen(1)] = (512, 512)
     """Hidden sizes of the EF recurrent block FC_psi."""
-    decoder_channels: int = 64
+    decoder_channels: PosInt = 64
     """Channels of the EF frame decoder."""
-    critic_tau: float = 0.01
+    critic_tau: Annotated[float, at.Interval(gt=0, le=1)] = 0.01
     """Soft target update rate."""
-    update_every: int = 2
+    update_every: PosInt = 2
     """Agent steps per gradient update."""
-    nstep: int = 3
+    nstep: PosInt = 3
     """n of the n-step return."""
-    discount: float = 0.99
+    discount: Annotated[float, at.Interval(ge=0, le=1)] = 0.99
     """Discount gamma."""
-    std_init: float = 1.0
+    std_init: NonNegFloat = 1.0
     """Exploration std at step 0."""
-    std_final: float = 0.1
+    std_final: NonNegFloat = 0.1
     """Exploration std after std_steps."""
-    std_steps: int = 500_000
+    std_steps: PosInt = 500_000
     """Agent steps of the linear std schedule."""
-    std_clip: float = 0.3
+    std_clip: PosFloat = 0.3
     """Clip of the target-policy smoothing noise."""
-    aug_pad: int = 4
+    aug_pad: Annotated[int, at.Interval(ge=0, lt=16)] = 4
     """Random-shift padding in pixels."""
-    replay_size: int = 250_000
+    replay_size: PosInt = 250_000
     """Replay capacity in transitions."""
-    eval_every: int = 2500
+    eval_every: PosInt = 2500
     """Agent steps between evaluations (5000 frames)."""
-    eval_episodes: int = 10
+    eval_episodes: PosInt = 10
     """Episodes per evaluation (deterministic policy, fixed reset seeds shared by all agents)."""
-    pred_eval_episodes: int = 4
+    pred_eval_episodes: NonNegInt = 4
     """Held-out babbling episodes for the EF prediction error (claim 2)."""
-    checkpoint_every: int = 10_000
+    checkpoint_every: PosInt = 10_000
     """Agent steps between checkpoints (written at the next episode end)."""
     save_replay: bool = True
     """Put the replay buffer in checkpoints (needed for an exact resume)."""
@@ -113,55 +120,10 @@ class EgoForesightConfig:
     """Test hook: raise after this global step (before it is checkpointed); -1 never."""
 
     def __post_init__(self) -> None:
+        validate(self)
         check_env_id("env", self.env)
-        check_choice("agent", self.agent, ("both", *AGENTS))
-        if not self.seeds:
-            raise ConfigError("seeds", self.seeds, "at least one seed")
-        if any(s < 0 for s in self.seeds) or len(set(self.seeds)) != len(self.seeds):
-            raise ConfigError("seeds", self.seeds, "distinct non-negative integers")
-        check_choice("image_size", self.image_size, (64, 84))
-        check_choice("camera", self.camera, ("task", "gym"))
-        for name in (
-            "frame_stack",
-            "action_repeat",
-            "steps",
-            "batch_size",
-            "feature_dim",
-            "hidden_dim",
-            "repr_dim",
-            "conv_channels",
-            "decoder_channels",
-            "update_every",
-            "nstep",
-            "std_steps",
-            "replay_size",
-            "eval_every",
-            "eval_episodes",
-            "checkpoint_every",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(name, value, "an integer >= 1")
-        for name in ("seed_steps", "expl_steps", "babbling_steps", "max_episode_steps", "pred_eval_episodes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(name, value, "an integer >= 0")
-        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
-            raise ConfigError("horizon", self.horizon, "an integer >= 1")
-        if not 1 <= self.agent_dim < self.repr_dim:
+        if self.agent_dim >= self.repr_dim:
             raise ConfigError("agent_dim", self.agent_dim, f"an integer in [1, repr_dim) = [1, {self.repr_dim})")
-        if not self.rollout_hidden or any(h < 1 for h in self.rollout_hidden):
-            raise ConfigError("rollout_hidden", self.rollout_hidden, "one or more positive layer sizes")
-        check_positive("lr", self.lr)
-        check_positive("babbling_scale", self.babbling_scale)
-        check_positive("beta", self.beta, allow_zero=True)
-        check_range("critic_tau", self.critic_tau, 0.0, 1.0, low_open=True)
-        check_range("discount", self.discount, 0.0, 1.0)
-        check_positive("std_init", self.std_init, allow_zero=True)
-        check_positive("std_final", self.std_final, allow_zero=True)
-        check_positive("std_clip", self.std_clip)
-        if isinstance(self.aug_pad, bool) or not isinstance(self.aug_pad, int) or not 0 <= self.aug_pad < 16:
-            raise ConfigError("aug_pad", self.aug_pad, "an integer in [0, 16)")
         episode = self.episode_steps
         need = max(self.window - 1, self.frame_stack + self.nstep - 1) if self.trains_ef else self.nstep
         if episode < need:
@@ -196,14 +158,14 @@ class EgoForesightConfig:
     @property
     def jobs(self) -> list[tuple[str, int]]:
         """``(agent, seed)`` training runs in order."""
-        return [(a, s) for a in self.agents for s in self.seeds]
+        return [(a, s) for a in self.agents for s in self.train_seeds]
 
 
 #: smoke: seconds (tests); quick: a few minutes on 2 CPU cores, reduced networks (see README);
 #: full: the paper's settings (needs a GPU: 2.5M frames x 2 agents x 5 seeds).
 PRESETS: dict[str, EgoForesightConfig] = {
     "smoke": EgoForesightConfig(
-        seeds=(1,),
+        train_seeds=(1,),
         image_size=64,
         steps=80,
         seed_steps=30,
@@ -225,7 +187,7 @@ PRESETS: dict[str, EgoForesightConfig] = {
         replay_size=1000,
     ),
     "quick": EgoForesightConfig(
-        seeds=(1, 2),
+        train_seeds=(1, 2),
         image_size=64,
         steps=1500,
         seed_steps=250,

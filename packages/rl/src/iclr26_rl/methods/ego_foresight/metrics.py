@@ -1,6 +1,6 @@
 """Learning-curve statistics: confidence bands over seeds and the Efficiency Normalised Score (ENS).
 
-ENS (paper §5, research notes §5.3) compares algorithms at the point where learning on a task has
+ENS (paper §5, Table 1) compares algorithms at the point where learning on a task has
 (almost) converged. Our reading, for one task with mean-over-seeds curves ``R_alg(t)`` on shared
 evaluation steps:
 

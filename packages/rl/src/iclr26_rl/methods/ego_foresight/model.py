@@ -1,6 +1,6 @@
 """Ego-Foresight head: agent/scene split, action-conditioned rollout of the agent part, frame decoder.
 
-Notation (paper §3; research notes §5.1). The encoder maps the context of ``t_c`` stacked frames to
+Notation (paper §3, Eq. 1-3). The encoder maps the context of ``t_c`` stacked frames to
 ``h ∈ R^n`` (n = ``repr_dim`` = 2048), split into
 
     h_a = h[:l]   (agent part, the bottleneck, l = ``agent_dim`` = 32)      h_s = h[l:]   (scene part)

@@ -331,7 +331,7 @@ def train_job(
         "updates_per_s": st.updates / max(st.update_time, 1e-9),
     }
     _, _, strip = evaluate_policy(agent, eval_env, 1, st.step, record=True)
-    if strip is not None and job % len(cfg.seeds) == 0:
+    if strip is not None and job % len(cfg.train_seeds) == 0:
         idx = np.linspace(0, len(strip) - 1, min(8, len(strip))).round().astype(int)
         plot_images(
             run.figure_path(f"eval_episode_{agent_name}"),
@@ -342,7 +342,7 @@ def train_job(
     if agent_name == "drqv2-ef" and cfg.pred_eval_episodes > 0:
         summary, example = prediction_error(agent, eval_env, cfg, cfg.pred_eval_episodes)
         result["prediction"] = summary
-        if example and job % len(cfg.seeds) == 0:
+        if example and job % len(cfg.train_seeds) == 0:
             h = len(example["real"])
             grid = np.concatenate(
                 [
@@ -428,7 +428,7 @@ def run(cfg: EgoForesightConfig, run_dir: RunDir) -> dict[str, Any]:
         bands=bands,
         xlabel="environment frames",
         ylabel="evaluation return",
-        title=f"{cfg.env}: mean and 95% CI over {len(cfg.seeds)} seed(s)",
+        title=f"{cfg.env}: mean and 95% CI over {len(cfg.train_seeds)} seed(s)",
     )
     if "prediction" in summary:
         ph = summary["prediction"]["per_horizon"]
@@ -448,7 +448,7 @@ def run(cfg: EgoForesightConfig, run_dir: RunDir) -> dict[str, Any]:
         "env": cfg.env,
         "frames_per_step": cfg.action_repeat,
         "steps": cfg.steps,
-        "seeds": list(cfg.seeds),
+        "train_seeds": list(cfg.train_seeds),
         **summary,
         "jobs": finished,
     }
