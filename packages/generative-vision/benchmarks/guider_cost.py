@@ -8,8 +8,8 @@ One denoising step of the class-conditional DiT on a batch of B images, three wa
 * ``s2_sequential``: :class:`S2Guidance` through the guider protocol (3 sequential passes; S² active);
 * ``s2_batched``: Eq. 4 with the pruned pass batched with the conditional pass (one 2B pass + one B pass).
 
-Ratios are to CFG measured in the same process. Peak memory: CUDA allocator peak on GPU, live tensor bytes
-(``iclr26_generative_vision.profiling``) on CPU.
+Ratios are to CFG measured in the same process. Peak memory: ``iclr26_shared.bench.peak_memory`` (the CUDA
+allocator's peak on GPU; the process's peak RSS above its level before the call on CPU).
 """
 
 from __future__ import annotations
@@ -18,19 +18,18 @@ import logging
 from typing import Any
 
 import torch
-from diffusers.guiders import ClassifierFreeGuidance
+from diffusers.guiders.classifier_free_guidance import ClassifierFreeGuidance
 
 from iclr26_generative_vision.guidance.batched import s2_batched_prediction
 from iclr26_generative_vision.guidance.s2 import S2Guidance
 from iclr26_generative_vision.nn.dit import ClassConditionalDiT
-from iclr26_generative_vision.profiling import peak_memory_bytes
-from iclr26_shared.bench import bench_main, measure
+from iclr26_shared.bench import bench_main, measure, peak_memory
 
 logging.getLogger("diffusers").setLevel(logging.ERROR)
 
 
 def _guided_step(
-    model: torch.nn.Module, guider: Any, x: torch.Tensor, t: torch.Tensor, y: torch.Tensor
+    model: ClassConditionalDiT, guider: Any, x: torch.Tensor, t: torch.Tensor, y: torch.Tensor
 ) -> torch.Tensor:
     guider.set_state(step=1, num_inference_steps=4, timestep=t[0])
     batches = guider.prepare_inputs({"class_labels": (y, torch.full_like(y, model.null_label))})
@@ -73,7 +72,9 @@ def _case(size: int, patch: int, hidden: int, depth: int, heads: int, batch: int
     with torch.no_grad():
         for name, fn in fns.items():
             timing = measure(fn, repeats=repeats, warmup=1)
-            out[name] = {"seconds_per_step": timing["median_s"], "peak_bytes": peak_memory_bytes(fn, device)}
+            mem = peak_memory(fn, device=str(device))
+            peak = mem.cuda_peak_bytes if mem.cuda_peak_bytes is not None else mem.cpu_peak_bytes
+            out[name] = {"seconds_per_step": timing["median_s"], "peak_bytes": peak, **mem.to_dict()}
     for name in ("s2_sequential", "s2_batched"):
         out[name]["time_vs_cfg"] = out[name]["seconds_per_step"] / out["cfg"]["seconds_per_step"]
         out[name]["memory_vs_cfg"] = out[name]["peak_bytes"] / max(1, out["cfg"]["peak_bytes"])

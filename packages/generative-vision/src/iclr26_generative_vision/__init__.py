@@ -8,7 +8,17 @@ Public API (loaded lazily, so that importing the package does not import diffuse
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iclr26_generative_vision.data.gmm import ExactGMMDenoiser, GaussianMixture, toy_mixture
+    from iclr26_generative_vision.guidance.blocks import register_skippable_block
+    from iclr26_generative_vision.guidance.factory import GuiderSettings, make_guider
+    from iclr26_generative_vision.guidance.masks import BlockMaskSampler
+    from iclr26_generative_vision.guidance.s2 import S2Guidance
+    from iclr26_generative_vision.guidance.sampler import guided_sample
+    from iclr26_generative_vision.nn.dit import ClassConditionalDiT
+    from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
 
 _LAZY = {
     "S2Guidance": "iclr26_generative_vision.guidance.s2",
@@ -24,7 +34,19 @@ _LAZY = {
     "toy_mixture": "iclr26_generative_vision.data.gmm",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "BlockMaskSampler",
+    "ClassConditionalDiT",
+    "ExactGMMDenoiser",
+    "GaussianMixture",
+    "GuiderSettings",
+    "ResidualMLPDenoiser",
+    "S2Guidance",
+    "guided_sample",
+    "make_guider",
+    "register_skippable_block",
+    "toy_mixture",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import pytest
 import torch
-from diffusers.hooks import HookRegistry, LayerSkipConfig
-from diffusers.hooks.layer_skip import _apply_layer_skip_hook
+from diffusers.hooks.hooks import HookRegistry
+from diffusers.hooks.layer_skip import LayerSkipConfig, _apply_layer_skip_hook
 
 from iclr26_generative_vision.guidance.blocks import find_blocks
 from iclr26_generative_vision.guidance.masks import BlockMaskSampler, num_dropped
+from iclr26_generative_vision.nn.dit import ClassConditionalDiT
+from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
 from iclr26_shared.errors import ConfigError
 
 
-def test_dropped_mlp_block_is_identity(mlp: torch.nn.Module) -> None:
+def test_dropped_mlp_block_is_identity(mlp: ResidualMLPDenoiser) -> None:
     x, t, y = torch.randn(6, 2), torch.randint(0, 1000, (6,)), torch.randint(0, 5, (6,))
     _apply_layer_skip_hook(mlp, LayerSkipConfig([4], fqn="blocks"), name="t")
     try:
@@ -32,7 +34,7 @@ def test_dropped_mlp_block_is_identity(mlp: torch.nn.Module) -> None:
     torch.testing.assert_close(skipped, mlp.out(mlp.out_norm(h)))
 
 
-def test_dropped_dit_block_is_identity(dit: torch.nn.Module) -> None:
+def test_dropped_dit_block_is_identity(dit: ClassConditionalDiT) -> None:
     h = torch.randn(2, 4, 16)
     mod = torch.randn(2, 96)
     _apply_layer_skip_hook(dit, LayerSkipConfig([1], fqn="auto"), name="t")
@@ -44,7 +46,7 @@ def test_dropped_dit_block_is_identity(dit: torch.nn.Module) -> None:
     assert not torch.equal(dit.transformer_blocks[1](h, timestep=mod), h)
 
 
-def test_find_blocks(mlp: torch.nn.Module, dit: torch.nn.Module) -> None:
+def test_find_blocks(mlp: ResidualMLPDenoiser, dit: ClassConditionalDiT) -> None:
     assert find_blocks(mlp)[0] == "blocks" and len(find_blocks(mlp)[1]) == 10
     assert find_blocks(dit)[0] == "transformer_blocks"
     with pytest.raises(ConfigError, match="fqn"):

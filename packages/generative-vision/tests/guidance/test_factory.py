@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from diffusers import DDIMScheduler
+from diffusers.schedulers.scheduling_ddim import DDIMScheduler
 
 from iclr26_generative_vision.guidance.factory import GUIDER_NAMES, GuiderSettings, make_guider
 from iclr26_generative_vision.guidance.sampler import count_forward_passes, guided_sample

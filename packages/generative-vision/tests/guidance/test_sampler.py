@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from diffusers import DDIMScheduler, DDPMScheduler
-from diffusers.guiders import ClassifierFreeGuidance
+from diffusers.guiders.classifier_free_guidance import ClassifierFreeGuidance
+from diffusers.schedulers.scheduling_ddim import DDIMScheduler
+from diffusers.schedulers.scheduling_ddpm import DDPMScheduler
 
 from iclr26_generative_vision.data.gmm import ExactGMMDenoiser, toy_mixture
 from iclr26_generative_vision.guidance.sampler import count_forward_passes, guided_sample

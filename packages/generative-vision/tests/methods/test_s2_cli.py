@@ -16,7 +16,7 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     (run_dir,) = (tmp_path / "s2-guidance").iterdir()
     results = assert_valid_run_dir(run_dir)
     names = [c["claim"] for c in results["claims"]]
-    assert len(names) == 6 and any("exact denoiser" in n for n in names) and any("FID-style" in n for n in names)
+    assert len(names) == 7 and any("exact denoiser" in n for n in names) and any("FID-style" in n for n in names)
     im = results["images"]["guiders"]
     assert im["s2"]["nfe_per_sample"] == 2 * 10 + 8  # S² only in the central 80% of 10 steps
     assert im["s2"]["distinct_masks"] >= 2

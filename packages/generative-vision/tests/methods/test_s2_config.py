@@ -14,13 +14,20 @@ from iclr26_shared.errors import ConfigError
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"guiders": "cfg,s2,magic"}, "guiders"),
-        ({"guiders": "cfg"}, "guiders"),
-        ({"guiders": "cfg,s2,cfg"}, "guiders"),
+        ({"guiders": ("cfg", "s2", "magic")}, "guiders"),
+        ({"guiders": "cfg,s2"}, "guiders"),
+        ({"guiders": ("cfg",)}, "guiders"),
+        ({"guiders": ("cfg", "s2", "cfg")}, "guiders"),
         ({"s2_scale": -0.25}, "s2_scale"),
         ({"drop_ratio": 1.0}, "drop_ratio"),
         ({"s2_start": 0.9, "s2_stop": 0.1}, "s2_stop"),
         ({"gmm_dims": (3,)}, "gmm_dims"),
+        ({"gmm_dims": ()}, "gmm_dims"),
+        ({"gmm_samples": 1}, "gmm_samples"),
+        ({"max_train": -1}, "max_train"),
+        ({"ema_decay": 1.0}, "ema_decay"),
+        ({"lr": 0.0}, "lr"),
+        ({"formulation": "comfyui"}, "formulation"),
         ({"exclude_blocks": tuple(range(10))}, "exclude_blocks"),
         ({"dit_heads": 5}, "dit_heads"),
         ({"naive_n": 0}, "naive_n"),
@@ -39,4 +46,4 @@ def test_presets_round_trip_and_paper_defaults() -> None:
         assert config_from_dict(S2GuidanceConfig, config_to_dict(cfg)) == cfg
     q = PRESETS["quick"]
     assert (q.s2_scale, q.drop_ratio, q.s2_start, q.s2_stop, q.exclude_blocks) == (0.25, 0.1, 0.1, 0.9, (0,))
-    assert q.formulation == "eq4" and q.guider_list[:2] == ["cond", "cfg"]
+    assert q.formulation == "eq4" and q.guiders[:2] == ("cond", "cfg")

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import torch
 
-from iclr26_generative_vision.data.images import load_image_tensors
 from iclr26_generative_vision.methods.s2_guidance.config import PRESETS
-from iclr26_generative_vision.methods.s2_guidance.images import train_dit
+from iclr26_generative_vision.methods.s2_guidance.images import load_images, train_dit
 from iclr26_shared.runs import RunDir
 
 
@@ -17,7 +16,7 @@ def test_train_dit_resume_is_bit_identical(tmp_path: Path) -> None:
     cfg = dataclasses.replace(
         PRESETS["smoke"], dit_hidden=16, dit_depth=2, batch_size=8, train_steps=20, checkpoint_every=10
     )
-    data = load_image_tensors("digits", max_train=60)
+    data = load_images(dataclasses.replace(cfg, max_train=60), seed=0)
     torch.manual_seed(0)  # the initial weights come from the global RNG (seeded by the runner in real runs)
     straight = train_dit(cfg, data, RunDir.create(tmp_path / "a", "s2-guidance", cfg, quiet=True))
     run = RunDir.create(tmp_path / "b", "s2-guidance", cfg, quiet=True)

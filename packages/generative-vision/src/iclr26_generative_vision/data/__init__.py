@@ -1,1 +1,1 @@
-"""Data: the Gaussian-mixture toys (closed form) and the shared real image sets as tensors."""
+"""Data: the Gaussian-mixture toys (closed form); real image sets come from ``iclr26_shared.images``."""

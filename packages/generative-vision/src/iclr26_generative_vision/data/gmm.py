@@ -113,6 +113,7 @@ class ExactGMMDenoiser(torch.nn.Module):
     def __init__(self, gmm: GaussianMixture, alphas_cumprod: torch.Tensor) -> None:
         super().__init__()
         self.gmm = gmm
+        self.alphas_cumprod: torch.Tensor
         self.register_buffer("alphas_cumprod", alphas_cumprod.to(torch.float64), persistent=False)
 
     @property

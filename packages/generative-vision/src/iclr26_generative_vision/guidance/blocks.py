@@ -25,7 +25,8 @@ def register_skippable_block(block_cls: type[torch.nn.Module]) -> type[torch.nn.
     """
     TransformerBlockRegistry.register(
         model_class=block_cls,
-        metadata=TransformerBlockMetadata(return_hidden_states_index=0, return_encoder_hidden_states_index=None),
+        # diffusers annotates the index as int but registers its own single-stream blocks with None, as here
+        metadata=TransformerBlockMetadata(return_hidden_states_index=0, return_encoder_hidden_states_index=None),  # pyright: ignore[reportArgumentType]
     )
     return block_cls
 

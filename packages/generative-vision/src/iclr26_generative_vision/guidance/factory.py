@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from diffusers.guiders import AutoGuidance, ClassifierFreeGuidance, SkipLayerGuidance
+from diffusers.guiders.auto_guidance import AutoGuidance
+from diffusers.guiders.classifier_free_guidance import ClassifierFreeGuidance
 from diffusers.guiders.guider_utils import BaseGuidance
+from diffusers.guiders.skip_layer_guidance import SkipLayerGuidance
 
-from iclr26_generative_vision.guidance.s2 import S2Guidance
+from iclr26_generative_vision.guidance.s2 import Formulation, S2Guidance
 from iclr26_shared.errors import ConfigError
 
 __all__ = ["GUIDER_NAMES", "GuiderSettings", "make_guider"]
@@ -36,7 +38,7 @@ class GuiderSettings:
     s2_stop: float = 0.9
     exclude_blocks: tuple[int, ...] = (0,)
     naive_n: int = 4
-    formulation: str = "eq4"
+    formulation: Formulation = "eq4"
     fixed_blocks: tuple[int, ...] | None = None
     seed: int = 0
 

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 
 import torch
 
-from iclr26_shared.config import check_range
 from iclr26_shared.errors import ConfigError
 
 __all__ = ["BlockMaskSampler", "num_dropped"]
@@ -32,7 +31,8 @@ class BlockMaskSampler:
     """
 
     def __init__(self, drop_ratio: float = 0.1, exclude_blocks: Iterable[int] = (0,), seed: int | None = None) -> None:
-        check_range("drop_ratio", drop_ratio, 0.0, 1.0, low_open=True, high_open=True)
+        if isinstance(drop_ratio, bool) or not isinstance(drop_ratio, int | float) or not 0.0 < drop_ratio < 1.0:
+            raise ConfigError("drop_ratio", drop_ratio, "a number > 0 and < 1")
         self.drop_ratio = float(drop_ratio)
         self.exclude_blocks = tuple(int(b) for b in exclude_blocks)
         self.generator = torch.Generator()

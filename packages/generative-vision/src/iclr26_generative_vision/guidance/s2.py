@@ -24,28 +24,55 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import annotated_types as at
 import torch
 from diffusers.configuration_utils import register_to_config
 from diffusers.guiders.guider_utils import BaseGuidance, GuiderOutput, rescale_noise_cfg
-from diffusers.hooks import HookRegistry, LayerSkipConfig
-from diffusers.hooks.layer_skip import _apply_layer_skip_hook
+from diffusers.hooks.hooks import HookRegistry
+from diffusers.hooks.layer_skip import LayerSkipConfig, _apply_layer_skip_hook
 
 from iclr26_generative_vision.guidance.blocks import find_blocks
 from iclr26_generative_vision.guidance.masks import BlockMaskSampler
-from iclr26_shared.config import check_choice, check_positive, check_range
+from iclr26_shared.config import NonNegFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError
 
 if TYPE_CHECKING:
     from diffusers.modular_pipelines.modular_pipeline import BlockState
 
-__all__ = ["FORMULATIONS", "S2Guidance"]
+__all__ = ["FORMULATIONS", "Formulation", "S2Guidance"]
 
 #: ``eq4``: Eq. 4 / Alg. 1 (default); ``appendix``: Appendix A's ``−ω·D̂`` without ``+ω·D_c``.
 FORMULATIONS = ("eq4", "appendix")
+Formulation = Literal["eq4", "appendix"]
 
 _HOOK_NAME = "S2Guidance_skip"
+
+
+def _finite(x: float) -> bool:
+    """a finite number"""
+    return math.isfinite(x)
+
+
+@dataclass(frozen=True)
+class _S2Args:
+    """The numeric arguments of :class:`S2Guidance`, validated in one place (``iclr26_shared.config``)."""
+
+    guidance_scale: Annotated[float, at.Predicate(_finite)]
+    s2_scale: Annotated[NonNegFloat, at.Predicate(_finite)]
+    drop_ratio: Annotated[float, at.Interval(gt=0, lt=1)]
+    s2_start: Annotated[float, at.Interval(ge=0, lt=1)]
+    s2_stop: UnitFloat
+    num_subnetworks: PosInt
+    formulation: Formulation
+    guidance_rescale: Annotated[NonNegFloat, at.Predicate(_finite)]
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if self.s2_stop < self.s2_start:
+            raise ConfigError("s2_stop", self.s2_stop, f"a number >= s2_start = {self.s2_start:g}")
 
 
 def _step_range(start: float, stop: float, num_steps: int | None, step: int | None) -> bool:
@@ -92,7 +119,7 @@ class S2Guidance(BaseGuidance):
         num_subnetworks: int = 1,
         fixed_blocks: Sequence[int] | None = None,
         fqn: str = "auto",
-        formulation: str = "eq4",
+        formulation: Formulation = "eq4",
         seed: int | None = None,
         guidance_rescale: float = 0.0,
         use_original_formulation: bool = False,
@@ -100,15 +127,7 @@ class S2Guidance(BaseGuidance):
         stop: float = 1.0,
         enabled: bool = True,
     ) -> None:
-        check_range("guidance_scale", guidance_scale)
-        check_positive("s2_scale", s2_scale, allow_zero=True)
-        check_range("drop_ratio", drop_ratio, 0.0, 1.0, low_open=True, high_open=True)
-        check_range("s2_start", s2_start, 0.0, 1.0, high_open=True)
-        check_range("s2_stop", s2_stop, s2_start, 1.0)
-        if isinstance(num_subnetworks, bool) or not isinstance(num_subnetworks, int) or num_subnetworks < 1:
-            raise ConfigError("num_subnetworks", num_subnetworks, "an integer >= 1")
-        check_choice("formulation", formulation, FORMULATIONS)
-        check_positive("guidance_rescale", guidance_rescale, allow_zero=True)
+        _S2Args(guidance_scale, s2_scale, drop_ratio, s2_start, s2_stop, num_subnetworks, formulation, guidance_rescale)
         if fixed_blocks is not None and len(fixed_blocks) == 0:
             raise ConfigError("fixed_blocks", list(fixed_blocks), "None or a non-empty list of block indices")
         try:
@@ -226,7 +245,8 @@ class S2Guidance(BaseGuidance):
             names += self.skip_names
         return indices, names
 
-    def prepare_inputs(self, data: dict[str, Any]) -> list[BlockState]:
+    # diffusers' own guiders take a dict here too (the base class annotates a BlockState)
+    def prepare_inputs(self, data: dict[str, Any]) -> list[BlockState]:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Split ``{name: tensor or (cond, uncond)}`` into the batches of this step."""
         return [self._prepare_batch(data, i, name) for i, name in zip(*self._batch_plan(), strict=True)]
 

@@ -12,6 +12,8 @@ Shapes: ``sample`` ``[B, C, H, W]``, ``timestep`` ``[B]``, ``class_labels`` ``[B
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from diffusers.models.attention import BasicTransformerBlock
 from diffusers.models.embeddings import PatchEmbed, TimestepEmbedding, Timesteps
@@ -74,10 +76,9 @@ class ClassConditionalDiT(nn.Module):
         self.norm_out = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
         self.out_modulation = nn.Sequential(nn.SiLU(), nn.Linear(hidden, 2 * hidden))
         self.proj_out = nn.Linear(hidden, patch_size * patch_size * in_channels)
-        nn.init.zeros_(self.adaln_single[1].weight)
-        nn.init.zeros_(self.adaln_single[1].bias)
-        nn.init.zeros_(self.out_modulation[1].weight)
-        nn.init.zeros_(self.out_modulation[1].bias)
+        for linear in (cast(nn.Linear, self.adaln_single[1]), cast(nn.Linear, self.out_modulation[1])):
+            nn.init.zeros_(linear.weight)
+            nn.init.zeros_(linear.bias)
         nn.init.zeros_(self.proj_out.weight)
         nn.init.zeros_(self.proj_out.bias)
 

@@ -13,19 +13,15 @@ averaged), mode shift, spread ratio and the mass outside the true class's 99% re
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 
 from iclr26_generative_vision.data.gmm import ExactGMMDenoiser, GaussianMixture, toy_mixture
-from iclr26_generative_vision.methods.s2_guidance.common import (
-    drop_labels,
-    guider_settings,
-    make_training_scheduler,
-    run_guider,
-)
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
+from iclr26_generative_vision.methods.s2_guidance.model import build_mlp, drop_labels, make_training_scheduler
+from iclr26_generative_vision.methods.s2_guidance.sampling import guider_settings, run_guider
 from iclr26_generative_vision.metrics.distances import gaussian_mode_stats, wasserstein_empirical
 from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
 from iclr26_shared.runs import RunDir
@@ -40,7 +36,7 @@ def train_mlp(
     gmm: GaussianMixture, cfg: S2GuidanceConfig, device: torch.device, generator: torch.Generator, run: RunDir, tag: str
 ) -> ResidualMLPDenoiser:
     """Train the ε-prediction MLP on ``gmm`` with classifier-free label dropout (Adam, cosine decay)."""
-    model = ResidualMLPDenoiser(gmm.dim, gmm.num_components, cfg.gmm_hidden, cfg.gmm_depth).to(device)
+    model = build_mlp(cfg, gmm.dim, gmm.num_components).to(device)
     sched = make_training_scheduler(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.gmm_lr)
     lr_sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.gmm_train_steps)
@@ -52,7 +48,7 @@ def train_mlp(
             labels = drop_labels(labels, model.null_label, cfg.label_dropout, generator)
             t = torch.randint(0, cfg.num_train_timesteps, (cfg.gmm_batch_size,), generator=generator).to(device)
             noise = torch.randn(x0.shape, generator=generator).to(device)
-            x_t = sched.add_noise(x0, noise, t)
+            x_t = sched.add_noise(x0, noise, cast(torch.IntTensor, t))
             loss = torch.nn.functional.mse_loss(model(x_t, t, labels), noise)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -86,6 +82,15 @@ def _truth_floor(gmm: GaussianMixture, n: int, generator: torch.Generator) -> fl
     return evaluate_samples(gmm.sample_class(labels, generator), labels, gmm, generator)["w2"]
 
 
+def _class_blind_w2(gmm: GaussianMixture, n: int, seed: int) -> float:
+    """W₂ of class-blind samples (the whole mixture, labels ignored) to each class's truth: the chance level
+    of the W₂ claims (a sampler that learned nothing about the class)."""
+    gen = torch.Generator().manual_seed(seed)
+    labels = torch.arange(gmm.num_components).repeat_interleave(n)
+    blind, _ = gmm.sample(labels.shape[0], gen)
+    return evaluate_samples(blind, labels, gmm, gen)["w2"]
+
+
 def run_gmm(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the toys; returns ``(results, samples for figures)``."""
     device = run.device
@@ -104,16 +109,17 @@ def run_gmm(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict[st
         figure_data[tag] = {"labels": labels.cpu(), "truth": gmm.sample_class(labels.cpu(), eval_gen)}
 
         exact = ExactGMMDenoiser(gmm, make_training_scheduler(cfg).alphas_cumprod).to(device)
-        for name in [g for g in cfg.guider_list if g not in _NEEDS_BLOCKS]:
+        for name in [g for g in cfg.guiders if g not in _NEEDS_BLOCKS]:
             xs, info = run_guider(name, exact, 0, settings, cfg, noise.double(), labels, exact.null_label)
             out["exact"][name] = {**evaluate_samples(xs, labels, gmm, eval_gen), **info}
             figure_data[tag][f"exact {name}"] = xs.cpu()
 
         model = train_mlp(gmm, cfg, device, gen, run, tag)
-        for name in cfg.guider_list:
+        for name in cfg.guiders:
             xs, info = run_guider(name, model, cfg.gmm_depth, settings, cfg, noise.float(), labels, model.null_label)
             out["mlp"][name] = {**evaluate_samples(xs, labels, gmm, eval_gen), **info}
             figure_data[tag][f"mlp {name}"] = xs.cpu()
             run.log(0, **{f"gmm_{tag}_{name}_w2": out["mlp"][name]["w2"]})
+        out["w2_unconditional"] = _class_blind_w2(gmm, n, run.seed * 1000 + 29 + dim)
         results[tag] = out
     return results, figure_data

@@ -12,32 +12,33 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any
+from typing import Any, cast
 
 import torch
 
-from iclr26_generative_vision.data.images import ImageTensors, load_image_tensors
-from iclr26_generative_vision.methods.s2_guidance.common import (
-    drop_labels,
-    guider_settings,
-    make_training_scheduler,
-    run_guider,
-)
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
+from iclr26_generative_vision.methods.s2_guidance.model import build_dit, drop_labels, make_training_scheduler
+from iclr26_generative_vision.methods.s2_guidance.sampling import guider_settings, run_guider
 from iclr26_generative_vision.metrics.classifier import accuracy, features, train_classifier
 from iclr26_generative_vision.metrics.distances import frechet_distance
 from iclr26_generative_vision.nn.dit import ClassConditionalDiT
+from iclr26_shared.errors import DataError
+from iclr26_shared.images import ImageTensors, load_image_tensors
 from iclr26_shared.runs import RunDir
 from iclr26_shared.seeding import get_rng_state, set_rng_state
 
-__all__ = ["build_dit", "run_images", "train_dit"]
+__all__ = ["load_images", "run_images", "train_dit"]
 
 
-def build_dit(cfg: S2GuidanceConfig, data: ImageTensors) -> ClassConditionalDiT:
-    """The DiT of ``cfg`` for ``data``'s image shape."""
-    return ClassConditionalDiT(
-        data.size, data.channels, data.num_classes, cfg.patch_size, cfg.dit_hidden, cfg.dit_depth, cfg.dit_heads
-    )
+def load_images(cfg: S2GuidanceConfig, seed: int) -> ImageTensors:
+    """``cfg.dataset`` in [−1, 1] (``x/127.5 − 1``), capped class-stratified at ``max_train`` train and test
+    images (0: all). The DiT needs square images and the sample figures show one channel, so a set of
+    another shape raises :class:`DataError`."""
+    data = load_image_tensors(cfg.dataset, n_train=cfg.max_train, n_test=cfg.max_train, seed=seed, scale="symmetric")
+    c, h, w = data.image_shape
+    if c != 1 or h != w:
+        raise DataError(f"{cfg.dataset}: expected square grey images [N, 1, S, S], got {tuple(data.x_train.shape)}")
+    return data
 
 
 def _lr_at(step: int, cfg: S2GuidanceConfig) -> float:
@@ -76,7 +77,9 @@ def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassCo
             labels = drop_labels(y_train[idx], model.null_label, cfg.label_dropout, gen)
             t = torch.randint(0, cfg.num_train_timesteps, (cfg.batch_size,), generator=gen).to(device)
             noise = torch.randn(x0.shape, generator=gen).to(device)
-            loss = torch.nn.functional.mse_loss(model(sched.add_noise(x0, noise, t), t, labels), noise)
+            loss = torch.nn.functional.mse_loss(
+                model(sched.add_noise(x0, noise, cast(torch.IntTensor, t)), t, labels), noise
+            )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -106,7 +109,7 @@ def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassCo
 def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """Train classifier and DiT, sample with every guider, score; returns ``(results, sample grids)``."""
     device = run.device
-    data = load_image_tensors(cfg.dataset, cfg.max_train or None, seed=run.seed)
+    data = load_images(cfg, run.seed)
     cls_gen = torch.Generator().manual_seed(run.seed + 7)
     classifier = train_classifier(
         data.x_train.to(device),
@@ -119,6 +122,7 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
     test_feats = features(classifier, data.x_test.to(device)).cpu().numpy()
     results: dict[str, Any] = {
         "dataset": data.name,
+        "num_classes": data.num_classes,
         "num_train": int(data.x_train.shape[0]),
         "classifier_test_accuracy": accuracy(classifier, data.x_test.to(device), data.y_test.to(device)),
         "fd_test_vs_train": frechet_distance(test_feats, real_feats),
@@ -131,7 +135,7 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
     noise = torch.randn(labels.shape[0], data.channels, data.size, data.size, generator=noise_gen).to(device)
     settings = guider_settings(cfg, cfg.image_guidance_scale, seed=run.seed)
     grids: dict[str, torch.Tensor] = {}
-    for name in cfg.guider_list:
+    for name in cfg.guiders:
         xs, info = run_guider(
             name, model, cfg.dit_depth, settings, cfg, noise, labels, model.null_label, clip_sample=True, seed=run.seed
         )
@@ -143,6 +147,9 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
             **info,
         }
         grids[name] = xs.cpu().reshape(k, cfg.samples_per_class, *xs.shape[1:])  # labels are sorted
+    blank_gen = torch.Generator().manual_seed(run.seed + 31)  # chance level: clamped noise images
+    blank = torch.randn(noise.shape, generator=blank_gen).clamp(-1, 1).to(device)
+    results["fd_noise"] = frechet_distance(features(classifier, blank).cpu().numpy(), real_feats)
     cfg_sps = results["guiders"]["cfg"]["seconds_per_step"]
     for row in results["guiders"].values():
         row["time_vs_cfg"] = row["seconds_per_step"] / cfg_sps

@@ -12,7 +12,7 @@ import torch
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
 from iclr26_shared.runs import RunDir
 
-__all__ = ["report", "run"]
+__all__ = ["run"]
 
 
 def _quiet_diffusers() -> None:
@@ -57,7 +57,7 @@ def _image_figures(run: RunDir, grids: Mapping[str, torch.Tensor]) -> None:
 def run(cfg: S2GuidanceConfig, run_dir: RunDir) -> dict[str, Any]:
     """Run the experiments selected by ``cfg.experiment`` and return the results (claims added by the runner)."""
     _quiet_diffusers()
-    results: dict[str, Any] = {"experiment": cfg.experiment, "guiders": cfg.guider_list}
+    results: dict[str, Any] = {"experiment": cfg.experiment, "guiders": list(cfg.guiders)}
     if cfg.run_gmm:
         from iclr26_generative_vision.methods.s2_guidance.gmm import run_gmm
 
@@ -69,47 +69,3 @@ def run(cfg: S2GuidanceConfig, run_dir: RunDir) -> dict[str, Any]:
         results["images"], grids = run_images(cfg, run_dir)
         _image_figures(run_dir, grids)
     return results
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
-
-
-def report(results: Mapping[str, Any]) -> str:
-    """Markdown tables of every guider's metrics (report.md body)."""
-    lines: list[str] = []
-    for tag, res in sorted(results.get("gmm", {}).items()):
-        lines += [
-            f"## Gaussian mixture {tag}",
-            "",
-            f"W2 noise floor (two true sample sets): {_fmt(res['truth_w2_floor'])}",
-            "",
-            "| denoiser | guider | W2 | mode shift | spread ratio | outside 99% | NFE/sample |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for kind in ("exact", "mlp"):
-            for name, m in res[kind].items():
-                lines.append(
-                    f"| {kind} | {name} | {_fmt(m['w2'])} | {_fmt(m['mode_shift'])} | {_fmt(m['spread_ratio'])} "
-                    f"| {_fmt(m['outside_mass'])} | {m['nfe_per_sample']} |"
-                )
-        lines.append("")
-    if "images" in results:
-        im = results["images"]
-        lines += [
-            f"## Images: {im['dataset']} ({im['num_train']} training images)",
-            "",
-            f"Evaluation classifier test accuracy {_fmt(im['classifier_test_accuracy'])}; "
-            f"FD(test vs train) = {_fmt(im['fd_test_vs_train'])} (floor). FD is on in-repo classifier features, "
-            "not Inception FID.",
-            "",
-            "| guider | FD ↓ | class accuracy ↑ | NFE/sample | s/step | time vs CFG |",
-            "|---|---|---|---|---|---|",
-        ]
-        for name, m in im["guiders"].items():
-            lines.append(
-                f"| {name} | {_fmt(m['fd'])} | {_fmt(m['class_accuracy'])} | {m['nfe_per_sample']} "
-                f"| {_fmt(m['seconds_per_step'])} | {_fmt(m['time_vs_cfg'])} |"
-            )
-        lines.append("")
-    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Pieces both experiments share: schedules, label dropout, guider settings, timed guided sampling."""
+"""Timed guided sampling with one named guider, shared by the toy and image experiments (Alg. 1 loop)."""
 
 from __future__ import annotations
 
@@ -6,43 +6,14 @@ import time
 from typing import Any
 
 import torch
-from diffusers import DDIMScheduler, DDPMScheduler
 
 from iclr26_generative_vision.guidance.factory import GuiderSettings, make_guider
 from iclr26_generative_vision.guidance.s2 import S2Guidance
 from iclr26_generative_vision.guidance.sampler import count_forward_passes, guided_sample
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
+from iclr26_generative_vision.methods.s2_guidance.model import make_sampling_scheduler
 
-__all__ = [
-    "drop_labels",
-    "guider_settings",
-    "make_sampling_scheduler",
-    "make_training_scheduler",
-    "run_guider",
-]
-
-
-def make_training_scheduler(cfg: S2GuidanceConfig) -> DDPMScheduler:
-    """The forward process used for training: DDPM, linear betas, ``T = num_train_timesteps``."""
-    return DDPMScheduler(num_train_timesteps=cfg.num_train_timesteps, beta_schedule="linear", clip_sample=False)
-
-
-def make_sampling_scheduler(cfg: S2GuidanceConfig, clip_sample: bool = False) -> DDIMScheduler | DDPMScheduler:
-    """A fresh sampling scheduler (``ddim`` with eta = 0, or ancestral ``ddpm``) on the training schedule."""
-    if cfg.scheduler == "ddim":
-        return DDIMScheduler(
-            num_train_timesteps=cfg.num_train_timesteps,
-            beta_schedule="linear",
-            clip_sample=clip_sample,
-            set_alpha_to_one=True,
-        )
-    return DDPMScheduler(num_train_timesteps=cfg.num_train_timesteps, beta_schedule="linear", clip_sample=clip_sample)
-
-
-def drop_labels(labels: torch.Tensor, null_label: int, p: float, generator: torch.Generator | None) -> torch.Tensor:
-    """Classifier-free dropout: each label becomes ``null_label`` with probability ``p``."""
-    drop = torch.rand(labels.shape, generator=generator).to(labels.device) < p
-    return torch.where(drop, torch.full_like(labels, null_label), labels)
+__all__ = ["guider_settings", "run_guider"]
 
 
 def guider_settings(cfg: S2GuidanceConfig, guidance_scale: float, seed: int) -> GuiderSettings:
