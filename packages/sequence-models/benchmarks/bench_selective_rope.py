@@ -5,7 +5,8 @@
 * GLA layer vs softmax attention layer as T grows.
 
 For each case: tokens/s of forward+backward and memory: bytes of the tensors autograd saves for the
-backward pass (``saved_bytes``, CPU and CUDA) and, on CUDA, the allocator's peak.
+backward pass (``saved_bytes``) and the peak memory of one step (``iclr26_shared.bench.peak_memory``: CPU RSS
+and, on CUDA, the allocator's peak).
 
     uv run python packages/sequence-models/benchmarks/bench_selective_rope.py [--quick] [--out FILE]
 """
@@ -19,7 +20,7 @@ import torch
 
 from iclr26_sequence_models.layers import Attention, GatedLinearAttention
 from iclr26_sequence_models.ops import chunk_gla, naive_recurrent_gla
-from iclr26_shared.bench import bench_main, measure
+from iclr26_shared.bench import bench_main, measure, peak_memory
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -42,24 +43,24 @@ def _case(fwd: Callable[[], torch.Tensor], tokens: int, repeats: int) -> dict[st
     def step() -> None:
         fwd().float().square().mean().backward()
 
-    if DEVICE.type == "cuda":
-        torch.cuda.reset_peak_memory_stats()
     timing = measure(step, repeats=repeats, warmup=1)
-    out = {
+    peak = peak_memory(step, device=DEVICE.type)
+    return {
         "median_s": timing["median_s"],
         "tokens_per_s": tokens / timing["median_s"],
         "saved_bytes": _saved_bytes(fwd),
+        "cpu_peak_bytes": peak.cpu_peak_bytes,
+        "cuda_peak_bytes": peak.cuda_peak_bytes,
     }
-    if DEVICE.type == "cuda":
-        out["cuda_peak_bytes"] = torch.cuda.max_memory_allocated()
-    return out
 
 
-def _gla_inputs(t: int, b: int = 1, h: int = 4, d: int = 64) -> list[torch.Tensor]:
+def _gla_inputs(
+    t: int, b: int = 1, h: int = 4, d: int = 64
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     gen = torch.Generator(device="cpu").manual_seed(0)
     q, k, v = (torch.randn(b, t, h, d, generator=gen).to(DEVICE).requires_grad_() for _ in range(3))
     g = torch.nn.functional.logsigmoid(torch.randn(b, t, h, d, generator=gen) + 3).div(16).to(DEVICE).requires_grad_()
-    return [q, k, v, g]
+    return q, k, v, g
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -69,8 +70,8 @@ def run(quick: bool) -> dict[str, Any]:
     # 1. chunked vs naive GLA op
     for t in lengths:
         x = _gla_inputs(t)
-        chunk = _case(lambda x=x: chunk_gla(*x)[0], t, repeats=3)
-        naive = _case(lambda x=x: naive_recurrent_gla(*x)[0], t, repeats=1 if t >= 4096 else 2)
+        chunk = _case(lambda x=x: chunk_gla(x[0], x[1], x[2], x[3])[0], t, repeats=3)
+        naive = _case(lambda x=x: naive_recurrent_gla(x[0], x[1], x[2], x[3])[0], t, repeats=1 if t >= 4096 else 2)
         results[f"gla_op_T{t}"] = {"chunk": chunk, "naive": naive, "speedup": naive["median_s"] / chunk["median_s"]}
     # 2. Selective RoPE vs RoPE in a GLA layer, 3. GLA vs softmax attention
     d, batch = 256, 2

@@ -1,11 +1,16 @@
-"""Claims: computed from results.json-shaped dicts, holding and failing where they should."""
+"""Claims: computed from results.json-shaped dicts; they hold, fail and stay inconclusive where they should."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from iclr26_sequence_models.methods.selective_rope.claims import claims, report
 
+CHANCE = {"state": 0.5, "copy": 1 / 26, "mqar": 0.25}
+UNIGRAM_BPB = 4.5
 
-def _task(metrics: dict[str, float], **extra: object) -> dict:
+
+def _task(task: str, metrics: dict[str, float]) -> dict[str, Any]:
     settings = {
         "group": "S2",
         "seq_len": 128,
@@ -17,38 +22,53 @@ def _task(metrics: dict[str, float], **extra: object) -> dict:
         "steps": 10,
         "lr": 1e-3,
     }
+    level = {"unigram_bpb": UNIGRAM_BPB} if task == "lm" else {"chance": CHANCE[task]}
     runs = {
-        p: {"metric": m, "params": 100, "train_seconds": 1.0, "final": {"metric": m, "chance": 0.5, **extra}}
+        p: {"metric": m, "params": 100, "train_seconds": 1.0, "final": {"metric": m, **level}}
         for p, m in metrics.items()
     }
     return {"settings": settings, "runs": runs}
 
 
+def _results(**tasks: dict[str, float]) -> dict[str, Any]:
+    return {"tasks": {t: _task(t, m) for t, m in tasks.items()}}
+
+
 def test_claims_hold_and_fail() -> None:
-    good = {
-        "tasks": {
-            "state": _task({"nope": 0.5, "rope": 0.52, "selective": 0.99}),
-            "copy": _task({"nope": 0.0, "rope": 0.1, "selective": 0.6}),
-            "mqar": _task({"nope": 0.3, "rope": 0.5, "selective": 0.4}),
-            "lm": _task({"nope": 2.5, "rope": 2.4, "selective": 2.3}),
-        }
-    }
+    good = _results(
+        state={"nope": 0.5, "rope": 0.52, "selective": 0.99},
+        copy={"nope": 0.2, "rope": 0.1, "selective": 0.6},
+        mqar={"nope": 0.3, "rope": 0.5, "selective": 0.6},
+        lm={"nope": 2.5, "rope": 2.4, "selective": 2.3},
+    )
     out = claims(good)
-    assert [c.holds for c in out] == [True, True, True, True]
-    assert out[0].baseline == 0.52 and out[3].ours == 2.3
-    bad = {
-        "tasks": {
-            "state": _task({"nope": 0.5, "rope": 0.8, "selective": 0.99}),  # RoPE not near chance
-            "copy": _task({"nope": 0.0, "rope": 0.6, "selective": 0.6}),
-            "mqar": _task({"nope": 0.5, "rope": 0.5, "selective": 0.4}),
-            "lm": _task({"nope": 2.5, "rope": 2.2, "selective": 2.3}),
-        }
-    }
-    assert [c.holds for c in claims(bad)] == [False, False, False, False]
+    assert [c.verdict for c in out] == ["holds"] * 5
+    assert out[0].baseline == 0.52 and out[-1].ours == 2.3 and out[-1].better == "lower"
+    assert out[2].baseline == 0.2  # copy: the best baseline is NoPE here, not RoPE
+    bad = _results(
+        state={"nope": 0.5, "rope": 0.8, "selective": 0.85},  # RoPE far from chance (gap 0.05), Sel. below 0.9
+        copy={"nope": 0.6, "rope": 0.1, "selective": 0.5},  # Sel. beats RoPE but not NoPE
+        mqar={"nope": 0.3, "rope": 0.5, "selective": 0.4},  # Sel. beats NoPE but not RoPE
+        lm={"nope": 2.5, "rope": 2.2, "selective": 2.3},
+    )
+    assert [c.verdict for c in claims(bad)] == ["fails"] * 5
     assert "| selective | 0.9900 |" in report(good)
 
 
+def test_no_claim_holds_at_chance() -> None:
+    """Every side at chance (or at the unigram predictor's bits/byte): nothing may hold."""
+    at_chance = _results(
+        state={"nope": 0.5, "rope": 0.5, "selective": 0.51},
+        copy={"nope": 1 / 26, "rope": 0.03, "selective": 0.05},
+        mqar={"nope": 0.25, "rope": 0.24, "selective": 0.26},
+        lm={"nope": UNIGRAM_BPB, "rope": UNIGRAM_BPB + 0.1, "selective": UNIGRAM_BPB},
+    )
+    verdicts = [c.verdict for c in claims(at_chance)]
+    assert verdicts == ["inconclusive", "fails", "inconclusive", "inconclusive", "inconclusive"]
+
+
 def test_claims_only_for_tasks_that_ran() -> None:
-    only_lm = {"tasks": {"lm": _task({"rope": 2.4, "selective": 2.3})}}
+    only_lm = {"tasks": {"lm": _task("lm", {"rope": 2.4, "selective": 2.3})}}
     assert len(claims(only_lm)) == 1
-    assert claims({"tasks": {"state": _task({"selective": 0.9})}}) == []
+    assert claims({"tasks": {"state": _task("state", {"selective": 0.9})}}) == []
+    assert claims({"tasks": {"copy": _task("copy", {"rope": 0.1, "selective": 0.9})}}) == []  # no NoPE run

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from iclr26_sequence_models import cli
@@ -26,7 +28,7 @@ def test_selective_rope_smoke_cli_writes_a_run_dir(tmp_path: Path) -> None:
         assert set(task["runs"]) == {"nope", "rope", "selective"}
         for r in task["runs"].values():
             assert r["curve"] and r["params"] > 0
-    assert len(results["claims"]) == 4
+    assert len(results["claims"]) == 5
     assert all((run_path / "figures" / f"{t}_curve.png").is_file() for t in results["tasks"])
     rows = [json.loads(line) for line in (run_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == sorted(r["step"] for r in rows)
@@ -41,3 +43,16 @@ def test_selective_rope_smoke_cli_writes_a_run_dir(tmp_path: Path) -> None:
 def test_bad_value_exits_2_with_one_line(tmp_path: Path) -> None:
     res = run_cli(cli.main, ["selective-rope", "--preset", "smoke", "--seq-len", "0", "--out-dir", str(tmp_path)])
     assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "seq_len" in res.err
+
+
+def test_help_and_import_load_no_torch() -> None:
+    """``import iclr26_sequence_models`` and ``selective-rope --help`` stay light (``iclr26 list`` imports them)."""
+    code = (
+        "import sys, iclr26_sequence_models, iclr26_sequence_models.cli as c\n"
+        "from iclr26_sequence_models.methods.selective_rope import SPEC\n"
+        "assert SPEC.name == 'selective-rope'\n"
+        "try:\n    c.main(['selective-rope', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stdout

@@ -66,5 +66,5 @@ def test_paper_settings_and_overrides() -> None:
     assert dataclasses.replace(cfg, compare=False, position="rope").positions == ("rope",)
     mqar = dataclasses.replace(full, task="mqar", mqar_kv_pairs=8, mqar_vocab=300).settings("mqar")
     assert (mqar.mqar_kv_pairs, mqar.vocab_size) == (8, 300)
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="below the MQAR vocabulary"):
         dataclasses.replace(full, task="mqar", mqar_vocab=100)  # vocabulary must exceed T = 256

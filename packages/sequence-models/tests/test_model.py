@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from iclr26_sequence_models.nn import SequenceModel
+from iclr26_sequence_models.nn.model import LayerName
 from iclr26_shared.testing import assert_close
 
 SEL = {"use_bias": True, "use_gate": True, "conv_act": "silu"}
@@ -13,7 +14,7 @@ SEL = {"use_bias": True, "use_gate": True, "conv_act": "silu"}
 
 @pytest.mark.parametrize("layer", ["gla", "gdn", "attn", "fox"])
 @pytest.mark.parametrize("position", ["nope", "rope", "selective"])
-def test_incremental_decoding_equals_full_pass(layer: str, position: str) -> None:
+def test_incremental_decoding_equals_full_pass(layer: LayerName, position: str) -> None:
     torch.manual_seed(0)
     opts = {"use_short_conv": True} if layer == "gla" else None
     model = SequenceModel(40, 32, 2, layer, 4, position, SEL if position == "selective" else None, opts).double()

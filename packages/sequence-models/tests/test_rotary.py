@@ -59,8 +59,11 @@ def test_skip_conv_bias_only_reduces_to_rope() -> None:
     """φ ≡ 0, skip_conv, use_bias (β = 0): θ_t = ω (t + 1) — RoPE with frequencies ω from position 1."""
     q, k, x = _qkx(t=20)
     pe = SelectiveRoPE(8, 16, 2, skip_conv=True, use_bias=True, temp_type="rope", temp_theta=10_000.0).double()
+    assert isinstance(pe.phi_proj, torch.nn.Sequential)
+    up = pe.phi_proj[1]
+    assert isinstance(up, torch.nn.Linear)
     with torch.no_grad():
-        pe.phi_proj[1].weight.zero_()
+        up.weight.zero_()
     rope = RoPE(8, base=10_000.0, offset=1)
     qs, ks, _ = pe(q, k, x)
     qr, kr, _ = rope(q, k, x)
@@ -72,8 +75,12 @@ def test_skip_conv_bias_only_reduces_to_rope() -> None:
         16, 2, position="selective", position_options={"skip_conv": True, "use_bias": True, "temp_theta": 500_000.0}
     ).double()
     rope_layer = Attention(16, 2, position="rope").double()
+    position = sel_layer.position
+    assert isinstance(position, SelectiveRoPE) and isinstance(position.phi_proj, torch.nn.Sequential)
+    up = position.phi_proj[1]
+    assert isinstance(up, torch.nn.Linear)
     with torch.no_grad():
-        sel_layer.position.phi_proj[1].weight.zero_()
+        up.weight.zero_()
     rope_layer.load_state_dict({n: p for n, p in sel_layer.state_dict().items() if not n.startswith("position.")})
     assert_close(sel_layer(x)[0], rope_layer(x)[0], rtol=1e-6, atol=1e-8)
 

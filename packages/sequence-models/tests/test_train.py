@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from iclr26_sequence_models.cli import SELECTIVE_ROPE
 from iclr26_sequence_models.methods.selective_rope.config import PRESETS
 from iclr26_sequence_models.methods.selective_rope.model import build_model
+from iclr26_sequence_models.methods.selective_rope.spec import SPEC
 from iclr26_sequence_models.methods.selective_rope.tasks import make_task
 from iclr26_sequence_models.methods.selective_rope.train import train_one
 from iclr26_shared.runner import CommonFlags, execute
@@ -31,10 +31,10 @@ def test_lm_loss_decreases_on_bible_bytes() -> None:
 def test_resume_skips_finished_sub_runs(tmp_path: Path) -> None:
     cfg = dataclasses.replace(PRESETS["smoke"], task="state")
     flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True)
-    run, first, _ = execute(SELECTIVE_ROPE, cfg, flags)
+    run, first, _ = execute(SPEC, cfg, flags)
     lines = run.metrics_path.read_text().splitlines()
     run.results_path.unlink()  # as if killed after the last checkpoint
-    run2, second, _ = execute(SELECTIVE_ROPE, cfg, dataclasses.replace(flags, resume=True))
+    run2, second, _ = execute(SPEC, cfg, dataclasses.replace(flags, resume=True))
     assert run2.path == run.path
     assert run2.metrics_path.read_text().splitlines() == lines  # nothing retrained
     assert second["tasks"]["state"]["runs"] == first["tasks"]["state"]["runs"]

@@ -15,7 +15,23 @@ Public API (imported lazily, so ``import iclr26_sequence_models`` stays light)::
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iclr26_sequence_models.data.bible import load_bible
+    from iclr26_sequence_models.data.copying import CopyTokens, copy_eval_batch, copy_train_batch
+    from iclr26_sequence_models.data.mqar import multiquery_ar
+    from iclr26_sequence_models.data.state_tracking import make_group, word_problem
+    from iclr26_sequence_models.layers.attention import Attention, ForgettingAttention
+    from iclr26_sequence_models.layers.conv import ShortConvolution
+    from iclr26_sequence_models.layers.gdn import GatedDeltaNet
+    from iclr26_sequence_models.layers.gla import GatedLinearAttention
+    from iclr26_sequence_models.layers.rotary import NoPE, RoPE, SelectiveRoPE, apply_rotary, rotary_temperature
+    from iclr26_sequence_models.methods.selective_rope.config import SelectiveRopeConfig
+    from iclr26_sequence_models.nn.model import SequenceModel
+    from iclr26_sequence_models.ops.delta_rule import chunk_gated_delta_rule, naive_recurrent_gated_delta_rule
+    from iclr26_sequence_models.ops.gla import chunk_gla, naive_recurrent_gla
+
 
 _EXPORTS: dict[str, str] = {
     "naive_recurrent_gla": "iclr26_sequence_models.ops.gla",
@@ -43,7 +59,31 @@ _EXPORTS: dict[str, str] = {
     "SelectiveRopeConfig": "iclr26_sequence_models.methods.selective_rope.config",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Attention",
+    "CopyTokens",
+    "ForgettingAttention",
+    "GatedDeltaNet",
+    "GatedLinearAttention",
+    "NoPE",
+    "RoPE",
+    "SelectiveRoPE",
+    "SelectiveRopeConfig",
+    "SequenceModel",
+    "ShortConvolution",
+    "apply_rotary",
+    "chunk_gated_delta_rule",
+    "chunk_gla",
+    "copy_eval_batch",
+    "copy_train_batch",
+    "load_bible",
+    "make_group",
+    "multiquery_ar",
+    "naive_recurrent_gated_delta_rule",
+    "naive_recurrent_gla",
+    "rotary_temperature",
+    "word_problem",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -103,6 +103,8 @@ class RoPE(nn.Module):
         offset: Position of the first token (0 as in fla; 1 reproduces Selective RoPE's bias-only angles).
     """
 
+    inv_freq: torch.Tensor
+
     def __init__(self, head_k_dim: int, base: float = 500_000.0, offset: int = 0) -> None:
         super().__init__()
         _check_head_dim("RoPE", head_k_dim)

@@ -117,7 +117,7 @@ class SequenceModel(nn.Module):
         for m in self.modules():
             if isinstance(m, nn.Linear | nn.Embedding):
                 nn.init.normal_(m.weight, 0.0, std)
-                if getattr(m, "bias", None) is not None:
+                if isinstance(m, nn.Linear) and m.bias is not None:
                     nn.init.zeros_(m.bias)
             elif isinstance(m, ShortConvolution):
                 nn.init.normal_(m.weight, 0.0, std)

@@ -56,7 +56,7 @@ def naive_recurrent_gated_delta_rule(
     b, t, h, dk, dv = check_qkv("naive_recurrent_gated_delta_rule", q, k, v, initial_state)
     _check_g_beta("naive_recurrent_gated_delta_rule", q, g, beta)
     dt, out_dtype = compute_dtype(q, k, v, g, beta), v.dtype
-    scale = dk**-0.5 if scale is None else scale
+    qk_scale = dk**-0.5 if scale is None else scale
     q, k, v, g, beta = (x.to(dt) for x in (q, k, v, g, beta))
     state = q.new_zeros(b, h, dk, dv) if initial_state is None else initial_state.to(dt)
     outs = []
@@ -65,7 +65,7 @@ def naive_recurrent_gated_delta_rule(
         ki = k[:, i]
         delta = (v[:, i] - torch.einsum("bhkv,bhk->bhv", state, ki)) * beta[:, i, :, None]
         state = state + ki.unsqueeze(-1) * delta.unsqueeze(-2)
-        outs.append(torch.einsum("bhk,bhkv->bhv", q[:, i] * scale, state))
+        outs.append(torch.einsum("bhk,bhkv->bhv", q[:, i] * qk_scale, state))
     return torch.stack(outs, dim=1).to(out_dtype), state
 
 
@@ -89,12 +89,12 @@ def chunk_gated_delta_rule(
     if chunk_size < 1:
         raise ValueError(f"chunk_gated_delta_rule: chunk_size must be >= 1, got {chunk_size}")
     dt, out_dtype = compute_dtype(q, k, v, g, beta), v.dtype
-    scale = dk**-0.5 if scale is None else scale
+    qk_scale = dk**-0.5 if scale is None else scale
     chunk = min(chunk_size, 16 * math.ceil(t / 16))
     pad = (-t) % chunk
     q, k, v = (to_chunks(pad_time(x.to(dt), pad), chunk) for x in (q, k, v))  # [B, H, N, C, D]
     g, beta = (to_chunks(pad_time(x.to(dt), pad), chunk) for x in (g, beta))  # [B, H, N, C]
-    q = q * scale
+    q = q * qk_scale
     n = q.shape[2]
     bcum = g.cumsum(-1)
     tri = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()

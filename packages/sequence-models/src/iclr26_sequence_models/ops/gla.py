@@ -59,13 +59,13 @@ def naive_recurrent_gla(
     b, t, h, dk, dv = check_qkv("naive_recurrent_gla", q, k, v, initial_state)
     _check_g("naive_recurrent_gla", q, g)
     dt, out_dtype = compute_dtype(q, k, v, g), v.dtype
-    scale = dk**-0.5 if scale is None else scale
+    qk_scale = dk**-0.5 if scale is None else scale
     q, k, v, g = (x.to(dt) for x in (q, k, v, g))
     state = q.new_zeros(b, h, dk, dv) if initial_state is None else initial_state.to(dt)
     outs = []
     for i in range(t):
         state = state * g[:, i].exp().unsqueeze(-1) + k[:, i].unsqueeze(-1) * v[:, i].unsqueeze(-2)
-        outs.append(torch.einsum("bhk,bhkv->bhv", q[:, i] * scale, state))
+        outs.append(torch.einsum("bhk,bhkv->bhv", q[:, i] * qk_scale, state))
     return torch.stack(outs, dim=1).to(out_dtype), state
 
 
@@ -135,13 +135,13 @@ def chunk_gla(
     if sub_chunk_size < 1 or chunk_size < 1 or chunk_size % sub_chunk_size:
         raise ValueError(f"chunk_gla: chunk_size {chunk_size} must be a positive multiple of {sub_chunk_size}")
     dt, out_dtype = compute_dtype(q, k, v, g), v.dtype
-    scale = dk**-0.5 if scale is None else scale
+    qk_scale = dk**-0.5 if scale is None else scale
     # short inputs (decoding) use one chunk of the smallest sufficient multiple of the sub-chunk size
     c = sub_chunk_size
     chunk = min(chunk_size, c * math.ceil(t / c))
     pad = (-t) % chunk
     q, k, v, g = (to_chunks(pad_time(x.to(dt), pad), chunk) for x in (q, k, v, g))  # [B, H, N, C, D]
-    q = q * scale
+    q = q * qk_scale
     n = q.shape[2]
     bcum = g.cumsum(-2)  # within-chunk cumulative log gate
     b_last = bcum[..., -1, :]  # [B, H, N, K]

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from iclr26_shared.config import check_choice, check_positive, check_range
+import annotated_types as at
+
+from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, validate
 from iclr26_shared.errors import ConfigError
 
 __all__ = [
@@ -27,7 +29,6 @@ __all__ = [
 
 TASKS = ("state", "copy", "mqar", "lm")
 POSITIONS = ("nope", "rope", "selective")
-LAYERS = ("gla", "gdn", "attn", "fox")
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,8 @@ class TaskSettings:
         return dataclasses.asdict(self)
 
 
-# Per-task paper settings of Selective RoPE (configs/*/*.yaml of the official code, research notes §1.3).
+# Per-task paper settings of Selective RoPE (configs/*/*.yaml of the official code,
+# github.com/timurcarstensen/selective-rope).
 PAPER_SELECTIVE: dict[str, dict[str, Any]] = {
     # state tracking: temp_type rope, theta 1 (all ω = 1), bias on, gate off, short conv on φ
     "state": dict(temp_type="rope", temp_theta=1.0, temp_max=1.0, use_bias=True, use_gate=False, skip_conv=False),
@@ -214,6 +216,31 @@ TASK_TABLES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+#: Config fields that, when set, replace the task table's value.
+_TABLE_OVERRIDES = (
+    "steps",
+    "batch_size",
+    "lr",
+    "hidden_size",
+    "num_layers",
+    "num_heads",
+    "seq_len",
+    "eval_len",
+    "eval_every",
+    "layer",
+)
+#: Selective RoPE switches that, when set, replace the paper's per-task setting.
+_SELECTIVE_OVERRIDES = (
+    "phi_parametrization",
+    "skip_conv",
+    "use_bias",
+    "use_gate",
+    "temp_type",
+    "temp_theta",
+    "temp_max",
+)
+
+
 @dataclass(frozen=True)
 class SelectiveRopeConfig:
     """Selective RoPE vs RoPE vs NoPE on state tracking, copying, MQAR and byte-level LM.
@@ -234,37 +261,37 @@ class SelectiveRopeConfig:
     """Budget table that fills the fields left at None."""
     group: Literal["S2", "S3", "A5", "S5"] = "S2"
     """Group of the state-tracking word problem (S2 = parity)."""
-    steps: int | None = None
+    steps: PosInt | None = None
     """Optimizer steps per run."""
-    batch_size: int | None = None
+    batch_size: PosInt | None = None
     """Sequences per step."""
-    lr: float | None = None
+    lr: PosFloat | None = None
     """Peak AdamW learning rate (linear warm-up, cosine decay)."""
-    hidden_size: int | None = None
+    hidden_size: PosInt | None = None
     """Model width D."""
-    num_layers: int | None = None
+    num_layers: PosInt | None = None
     """Number of blocks."""
-    num_heads: int | None = None
+    num_heads: PosInt | None = None
     """Heads per mixer."""
-    seq_len: int | None = None
+    seq_len: PosInt | None = None
     """Training sequence length T (state: 128 in the paper)."""
-    eval_len: int | None = None
+    eval_len: PosInt | None = None
     """Test sequence length (state: 512 in the paper; mqar: the test T)."""
-    eval_every: int | None = None
+    eval_every: NonNegInt | None = None
     """Steps between learning-curve evaluations (0: about 10 points per run)."""
-    mqar_kv_pairs: int | None = None
+    mqar_kv_pairs: PosInt | None = None
     """MQAR: key-value pairs per sequence."""
-    mqar_vocab: int | None = None
+    mqar_vocab: PosInt | None = None
     """MQAR: vocabulary size (keys from the lower half, values from the upper half; > seq_len)."""
-    weight_decay: float = 0.1
+    weight_decay: NonNegFloat = 0.1
     """AdamW weight decay (not applied to biases, norms, gains)."""
-    warmup_frac: float = 0.1
+    warmup_frac: Annotated[float, at.Interval(ge=0, lt=1)] = 0.1
     """Fraction of steps of linear warm-up."""
-    grad_clip: float = 1.0
+    grad_clip: PosFloat = 1.0
     """Gradient-norm clip."""
     phi_parametrization: Literal["low-rank", "full-rank"] | None = None
     """Selective RoPE phase projection (None: the task's paper setting; low-rank otherwise)."""
-    phi_proj_rank: int = 16
+    phi_proj_rank: PosInt = 16
     """Rank r of the low-rank phase projection (code default 16)."""
     skip_conv: bool | None = None
     """First difference instead of the short convolution on φ (None: paper setting per task)."""
@@ -278,47 +305,17 @@ class SelectiveRopeConfig:
     """Phase gate form: one scalar per head, low-rank per head, or per frequency."""
     temp_type: Literal["rope", "rfa"] | None = None
     """Temperature spectrum ω (None: paper setting per task)."""
-    temp_theta: float | None = None
+    temp_theta: PosFloat | None = None
     """Spectrum parameter: >= 1 for rope, in (0, 1) for rfa."""
-    temp_max: float | None = None
+    temp_max: PosFloat | None = None
     """Largest temperature."""
     temp_grad: bool = False
     """Train the temperatures (frozen in the paper)."""
-    rope_theta: float = 500_000.0
+    rope_theta: PosFloat = 500_000.0
     """Base of plain RoPE (the paper's code uses 500000)."""
 
     def __post_init__(self) -> None:
-        check_choice("task", self.task, (*TASKS, "all"))
-        check_choice("position", self.position, POSITIONS)
-        check_choice("scale", self.scale, tuple(TASK_TABLES))
-        check_choice("group", self.group, ("S2", "S3", "A5", "S5"))
-        if self.layer is not None:
-            check_choice("layer", self.layer, LAYERS)
-        for name in (
-            "steps",
-            "batch_size",
-            "hidden_size",
-            "num_layers",
-            "num_heads",
-            "seq_len",
-            "eval_len",
-            "mqar_kv_pairs",
-            "mqar_vocab",
-        ):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigError(name, value, "an integer >= 1 (or None for the task default)")
-        if self.eval_every is not None and (not isinstance(self.eval_every, int) or self.eval_every < 0):
-            raise ConfigError("eval_every", self.eval_every, "an integer >= 0")
-        if self.lr is not None:
-            check_positive("lr", self.lr)
-        check_positive("weight_decay", self.weight_decay, allow_zero=True)
-        check_range("warmup_frac", self.warmup_frac, 0.0, 1.0, high_open=True)
-        check_positive("grad_clip", self.grad_clip)
-        check_positive("phi_proj_rank", self.phi_proj_rank)
-        check_positive("rope_theta", self.rope_theta)
-        if self.temp_max is not None:
-            check_positive("temp_max", self.temp_max)
+        validate(self)
         for task in self.tasks:
             self.settings(task)  # raises ConfigError for inconsistent sizes
 
@@ -335,18 +332,7 @@ class SelectiveRopeConfig:
     def settings(self, task: str) -> TaskSettings:
         """Resolve the task table and the overrides into :class:`TaskSettings`; checks sizes."""
         table = dict(TASK_TABLES[self.scale][task])
-        for name in (
-            "steps",
-            "batch_size",
-            "lr",
-            "hidden_size",
-            "num_layers",
-            "num_heads",
-            "seq_len",
-            "eval_len",
-            "eval_every",
-            "layer",
-        ):
+        for name in _TABLE_OVERRIDES:
             if getattr(self, name) is not None:
                 table[name] = getattr(self, name)
         table["group"] = self.group
@@ -359,7 +345,7 @@ class SelectiveRopeConfig:
         sel = dict(PAPER_SELECTIVE[task])
         sel.setdefault("phi_parametrization", "low-rank")
         sel.setdefault("conv_act", None)
-        for name in ("phi_parametrization", "skip_conv", "use_bias", "use_gate", "temp_type", "temp_theta", "temp_max"):
+        for name in _SELECTIVE_OVERRIDES:
             if getattr(self, name) is not None:
                 sel[name] = getattr(self, name)
         if self.conv_act is not None:

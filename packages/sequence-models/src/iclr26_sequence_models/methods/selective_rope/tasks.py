@@ -122,6 +122,7 @@ class CopyTask:
             "within_train_token_acc": float(np.mean(within)) if within else math.nan,
             "beyond_train_token_acc": float(np.mean(beyond)) if beyond else math.nan,
             "metric": float(np.mean(beyond)) if beyond else float(np.mean(within)),
+            "chance": 1.0 / self.tok.vocab,
         }
 
 
@@ -150,7 +151,8 @@ class MqarTask:
         pred = _logits(model, x[:n], device).argmax(-1)
         mask = y[:n] != IGNORE_INDEX
         acc = ((pred == y[:n]) & mask).sum().item() / max(1, mask.sum().item())
-        return {"query_acc": acc, "metric": acc}
+        # chance: recalling one of the sequence's values without its key (no association learned)
+        return {"query_acc": acc, "metric": acc, "chance": 1.0 / self.s.mqar_kv_pairs}
 
 
 class LmTask:
@@ -161,6 +163,10 @@ class LmTask:
         self.corpus = corpus or load_bible()
         self.vocab_size = 256
         self.val = self.corpus.batch("val", s.eval_size, s.seq_len, torch.Generator().manual_seed(_seed(seed, 1)))
+        # the mean predictor of byte LM: training-set byte frequencies (add-one smoothed), scored on val
+        counts = torch.bincount(self.corpus.train.long(), minlength=256).double() + 1.0
+        logp = (counts / counts.sum()).log2()
+        self.unigram_bpb = float(-logp[self.val[1].reshape(-1)].mean())
 
     def train_batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Random training windows."""
@@ -173,7 +179,7 @@ class LmTask:
         n = max(1, len(x) // 4) if small else len(x)
         logits = _logits(model, x[:n], device)
         nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y[:n].reshape(-1)).item()
-        return {"val_bpb": nats / math.log(2), "metric": nats / math.log(2)}
+        return {"val_bpb": nats / math.log(2), "metric": nats / math.log(2), "unigram_bpb": self.unigram_bpb}
 
 
 def make_task(s: TaskSettings, seed: int) -> Task:
