@@ -3,8 +3,8 @@
 Synthetic power-law data: ``4n`` users, each with ~30 items drawn with probability ∝ rank^-0.8.
 
 * ``fit``: one ``fit(X)`` per model and size (DEQL with the default structured solver and with the
-  authors' rank-1 algorithm), wall time and peak extra resident memory (CPU: RSS sampled every 2 ms by
-  a thread, minus the RSS before the fit; CUDA: ``torch.cuda.max_memory_allocated``).
+  authors' rank-1 algorithm), wall time and peak extra memory from :func:`iclr26_shared.bench.peak_memory`
+  (CPU: peak RSS minus the RSS before the fit; CUDA: the allocator's peak).
 * ``sweep``: DEQL for 10 values of ``b`` (one ``p``), dense ``B_`` for each —
   :func:`~iclr26_recsys.deql_path` (``l2 = 0``: one Cholesky inverse shared by every ``b``; ``l2 > 0``:
   one structured solve per ``b`` sharing ``G``) vs fitting each ``b`` from scratch with the authors'
@@ -20,11 +20,7 @@ rank-1 path); the sweeps run on the two smallest sizes unless ``ICLR26_RECSYS_BE
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import os
-import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +29,10 @@ import scipy.sparse as sp
 import torch
 
 from iclr26_recsys import DEQL, EASE, EDLAE, deql_path
+from iclr26_recsys.data.validation import shape_of
 from iclr26_recsys.estimators import gram_matrix
 from iclr26_recsys.ops.closed_forms import GramFactorization
-from iclr26_shared.bench import bench_main
+from iclr26_shared.bench import bench_main, peak_memory
 
 B_VALUES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5)
 
@@ -56,50 +53,11 @@ def power_law_interactions(n_items: int, *, n_users: int | None = None, per_user
     return X
 
 
-def _rss() -> int:
-    """Resident set size of this process in bytes (Linux ``/proc/self/statm``)."""
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _release_free_heap() -> None:
-    """Return freed heap pages to the OS (glibc ``malloc_trim``) so that RSS deltas measure this call only."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: RSS deltas are then upper-bounded by reuse, still comparable
-        pass
-
-
 def _peak(fn: Callable[[], Any], device: str) -> tuple[float, float]:
-    """(seconds, peak extra MiB) of ``fn()``."""
-    gc.collect()
-    _release_free_heap()
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        return time.perf_counter() - t0, (torch.cuda.max_memory_allocated() - base) / 2**20
-    base = _rss()
-    peak = [base]
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            peak[0] = max(peak[0], _rss())
-            time.sleep(0.002)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    t0 = time.perf_counter()
-    fn()
-    elapsed = time.perf_counter() - t0
-    done.set()
-    thread.join()
-    peak[0] = max(peak[0], _rss())
-    return elapsed, (peak[0] - base) / 2**20
+    """(seconds, peak extra MiB) of ``fn()``: CUDA allocator peak on a CUDA device, else CPU RSS."""
+    mem = peak_memory(fn, device=device)
+    extra = mem.cuda_peak_bytes if mem.cuda_peak_bytes is not None else mem.cpu_peak_bytes
+    return mem.seconds, extra / 2**20
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -117,7 +75,7 @@ def run(quick: bool) -> dict[str, Any]:
     }
     for n in sizes:
         X = power_law_interactions(n)
-        row: dict[str, Any] = {"users": X.shape[0], "nnz": int(X.nnz)}
+        row: dict[str, Any] = {"users": shape_of(X)[0], "nnz": int(X.nnz)}
         for name, make in models.items():
             seconds, mib = _peak(lambda make=make, X=X: make().fit(X), device)
             row[name] = {"seconds": seconds, "peak_extra_mib": mib, "dense_matrix_mib": n * n * 8 / 2**20}
@@ -157,7 +115,7 @@ def run(quick: bool) -> dict[str, Any]:
         fs, _ = _peak(factorised, device)
         bs_, _ = _peak(scratch, device)
         out.setdefault("sweep_scoring", {})[str(n)] = {
-            "val_users": X_val.shape[0],
+            "val_users": shape_of(X_val)[0],
             "factorised_seconds": fs,
             "from_scratch_rank1_seconds": bs_,
             "speedup": bs_ / fs,

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from iclr26_recsys.data import InteractionError
-from iclr26_recsys.metrics import evaluate, mask_seen, ndcg_at_k, recall_at_k, top_k
+from iclr26_recsys.metrics import evaluate, mask_seen, ndcg_at_k, random_ranking_metrics, recall_at_k, top_k
 
 SCORES = np.array([[0.9, 0.8, 0.1, 0.5, 0.3], [0.1, 0.2, 0.3, 0.4, 0.5]])
 HELD = np.array([[1, 0, 0, 1, 0], [1, 0, 0, 0, 0]])
@@ -59,3 +59,20 @@ def test_metric_errors():
         recall_at_k(SCORES, HELD[:, :3], 2)
     with pytest.raises(InteractionError, match="NaN"):
         recall_at_k(np.full((2, 5), np.nan), HELD, 2)
+
+
+def test_random_ranking_metrics_match_monte_carlo():
+    """The closed-form no-skill level equals the average metrics of random scores (including k > |candidates|)."""
+    rng = np.random.default_rng(0)
+    m, n = 40, 120
+    fold, hold = np.zeros((m, n)), np.zeros((m, n))
+    for u in range(m):
+        items = rng.permutation(n)[: rng.integers(10, 70)]
+        h = max(1, len(items) // 5)
+        hold[u, items[:h]], fold[u, items[h:]] = 1.0, 1.0
+    expected = random_ranking_metrics(sp.csr_matrix(fold), sp.csr_matrix(hold))
+    draws = [evaluate(rng.random((m, n)), fold, hold) for _ in range(400)]
+    for key, value in expected.items():
+        assert np.mean([d[key] for d in draws]) == pytest.approx(value, rel=0.03), key
+    with pytest.raises(InteractionError, match="no held-out items"):
+        random_ranking_metrics(fold, np.zeros((m, n)))

@@ -14,7 +14,13 @@ and file formats, strong-generalisation split), :mod:`~iclr26_recsys.metrics` (R
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names for type checkers; at run time they load on first access (see __getattr__)
+    from iclr26_recsys.data import load_ml100k, strong_generalization_split
+    from iclr26_recsys.estimators import DEQL, EASE, EDLAE, deql_path
+    from iclr26_recsys.metrics import evaluate, ndcg_at_k, recall_at_k
+    from iclr26_recsys.ops.closed_forms import GramFactorization
 
 __all__ = [
     "DEQL",

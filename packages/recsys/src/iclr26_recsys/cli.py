@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from iclr26_recsys.methods.deql import SPEC as DEQL_SPEC
+from iclr26_recsys.methods.deql.spec import SPEC as DEQL_SPEC
 from iclr26_shared.cli import run_methods
 from iclr26_shared.spec import MethodSpec
 

@@ -1,7 +1,7 @@
 """Scikit-learn-like estimators: :class:`EASE`, :class:`EDLAE` and :class:`DEQL`.
 
 Each takes a user×item matrix ``X`` (scipy sparse, NumPy or torch; ``[m, n]``, values ≥ 0), computes
-``G = XᵀX`` and learns the item×item matrix ``B_`` (``[n, n]`` NumPy, the notes' ``W``) so that the
+``G = XᵀX`` and learns the item×item matrix ``B_`` (``[n, n]`` NumPy, the paper's ``W``) so that the
 predicted scores are ``X_users @ B_``. Float64 by default (``dtype="float32"`` halves memory); the
 linear algebra runs on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``).
 
@@ -17,7 +17,7 @@ from typing import Any, Literal, Self
 import numpy as np
 import torch
 
-from iclr26_recsys.data.validation import InteractionError, as_interaction_matrix, check_k
+from iclr26_recsys.data.validation import InteractionError, as_interaction_matrix, check_k, shape_of
 from iclr26_recsys.metrics import mask_seen, top_k
 from iclr26_recsys.ops.closed_forms import (
     NotPositiveDefiniteError,
@@ -62,7 +62,8 @@ def gram_matrix(X: Any, *, device: str | torch.device = "cpu", dtype: DType = "f
     """``G = XᵀX`` as a dense ``[n, n]`` tensor (computed sparse in float64, then moved)."""
     M = as_interaction_matrix(X)
     if M.nnz == 0:
-        raise InteractionError(f"X: the {M.shape[0]}×{M.shape[1]} user×item matrix holds no interactions")
+        m, n = shape_of(M)
+        raise InteractionError(f"X: the {m}×{n} user×item matrix holds no interactions")
     dev, dt = _resolve(device, dtype)
     G = (M.T @ M).toarray()
     return torch.from_numpy(G).to(device=dev, dtype=dt)
@@ -76,7 +77,7 @@ class _LinearAutoencoder:
 
     def __init__(self, *, dtype: DType = "float64", device: str = "cpu") -> None:
         _resolve(device, dtype)
-        self.dtype = dtype
+        self.dtype: DType = dtype
         self.device = device
 
     # subclasses: the closed form on G (a [n, n] tensor on the chosen device)
@@ -113,8 +114,8 @@ class _LinearAutoencoder:
         """Scores ``X_users @ B_``: ``[m, n]`` → dense ``[m, n]``."""
         self._check_fitted()
         M = as_interaction_matrix(X_users, name="X_users", dtype=self.B_.dtype.type)
-        if M.shape[1] != self.n_items_:
-            raise InteractionError(f"X_users has {M.shape[1]} item columns, the model was fit on {self.n_items_}")
+        if shape_of(M)[1] != self.n_items_:
+            raise InteractionError(f"X_users has {shape_of(M)[1]} item columns, the model was fit on {self.n_items_}")
         return np.asarray(M @ self.B_)
 
     def recommend(self, X_users: Any, k: int, exclude_seen: bool = True) -> np.ndarray:
@@ -269,11 +270,12 @@ def deql_path(
     G = gram_matrix(X, device=device, dtype=dtype)
     if l2 == 0.0 and bool((torch.diagonal(G) == 0).any()):
         raise InteractionError("X: some item columns have no interactions; with l2 = 0 the closed form is singular")
+    P0 = None
     if l2 == 0.0:  # H0⁻¹ = P0 / c(b) with P0 = (G + D)⁻¹: one Cholesky inverse serves every b
         P0 = spd_inverse(G + torch.diag(p / (1.0 - p) * torch.diagonal(G)), what="G + D")
-        p0_diag, g = torch.diagonal(P0).clone(), torch.diagonal(G)
     for model in models:
-        if l2 == 0.0:
+        if P0 is not None:
+            p0_diag, g = torch.diagonal(P0), torch.diagonal(G)
             form = deql_form_from_inverse_diag(p0_diag, g, p, a, model.b, 0.0, zero_diag)
             W = P0 * form.delta[None, :]
             W.diagonal().add_(form.gamma)

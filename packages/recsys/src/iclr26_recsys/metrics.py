@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from iclr26_recsys.data.validation import InteractionError, check_k
+from iclr26_recsys.data.validation import InteractionError, check_k, shape_of
 
-__all__ = ["evaluate", "mask_seen", "ndcg_at_k", "recall_at_k", "top_k"]
+__all__ = ["evaluate", "mask_seen", "ndcg_at_k", "random_ranking_metrics", "recall_at_k", "top_k"]
 
 
 def _scores(scores: Any) -> np.ndarray:
@@ -36,10 +36,9 @@ def _scores(scores: Any) -> np.ndarray:
 
 def _binary(x: Any, shape: tuple[int, int], name: str) -> sp.csr_matrix:
     m = sp.csr_matrix(x) if sp.issparse(x) else sp.csr_matrix(np.asarray(x))
-    if m.shape != shape:
-        raise InteractionError(f"{name} has shape {m.shape}, the scores {shape}")
-    m = (m > 0).astype(np.float64)
-    return sp.csr_matrix(m)
+    if shape_of(m) != shape:
+        raise InteractionError(f"{name} has shape {shape_of(m)}, the scores {shape}")
+    return sp.csr_matrix(m > 0, dtype=np.float64)
 
 
 def top_k(scores: Any, k: int) -> np.ndarray:
@@ -101,4 +100,35 @@ def evaluate(
     masked = mask_seen(scores, fold_in)
     out = {f"recall@{k}": float(recall_at_k(masked, holdout, k).mean()) for k in recall_ks}
     out.update({f"ndcg@{k}": float(ndcg_at_k(masked, holdout, k).mean()) for k in ndcg_ks})
+    return out
+
+
+def random_ranking_metrics(
+    fold_in: Any,
+    holdout: Any,
+    *,
+    recall_ks: Iterable[int] = (20, 50),
+    ndcg_ks: Iterable[int] = (20, 100),
+) -> dict[str, float]:
+    """Expected metrics of a uniformly random ranking of each user's candidates (the no-skill level).
+
+    Candidates ``C_u`` are the items not folded in; a random ranking puts a held-out item at each rank
+    ``r <= |C_u|`` with probability ``q_u = |I_u| / |C_u|``, so ``E[hits@k] = min(k, |C_u|)·q_u`` and
+    ``E[DCG@k] = q_u·Σ_{r<=min(k,|C_u|)} 1/log2(r+1)``; the normalisers are those of :func:`evaluate`.
+    """
+    held = sp.csr_matrix(holdout) if sp.issparse(holdout) else sp.csr_matrix(np.asarray(holdout))
+    seen = _binary(fold_in, shape_of(held), "fold_in")
+    held = _binary(held, shape_of(held), "holdout")
+    n_held = np.asarray(held.sum(1)).ravel()
+    if (n_held == 0).any():
+        raise InteractionError(f"{int((n_held == 0).sum())} user(s) have no held-out items")
+    n_cand = shape_of(held)[1] - np.asarray(seen.sum(1)).ravel()
+    q = n_held / n_cand
+    out: dict[str, float] = {}
+    for k in recall_ks:
+        out[f"recall@{k}"] = float((np.minimum(k, n_cand) * q / np.minimum(k, n_held)).mean())
+    for k in ndcg_ks:
+        cum = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, k + 2)))])
+        dcg = q * cum[np.minimum(k, n_cand).astype(np.int64)]
+        out[f"ndcg@{k}"] = float((dcg / cum[np.minimum(k, n_held).astype(np.int64)]).mean())
     return out

@@ -25,7 +25,7 @@ def test_binarize_and_filter(ml100k):
     pos = binarize(ml100k, 4.0)
     assert len(pos) == 34174 + 21201 and set(pos["rating"]) == {1.0}
     kept = filter_counts(pos, min_user_count=5)
-    assert kept.groupby("user").size().min() >= 5
+    assert (kept.groupby("user").size().to_numpy() >= 5).all()
     assert len(binarize(ml100k, None)) == 100_000
     with pytest.raises(InteractionError, match="no interaction has rating"):
         binarize(ml100k, 6.0)

@@ -11,7 +11,7 @@ import torch
 
 from iclr26_recsys import cli
 from iclr26_recsys.methods.deql import PRESETS, SPEC, DEQLConfig
-from iclr26_recsys.methods.deql.claims import claims
+from iclr26_recsys.methods.deql.claims import CHANCE_TOLERANCE, claims
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.testing import run_cli, smoke_run
 
@@ -34,6 +34,8 @@ def test_registered():
         ("dataset", "ml-1m", "data_path"),
         ("gd_items", 1, "gd_items"),
         ("ease_l2_grid", (0.0,), "ease_l2_grid"),
+        ("p_grid", "0.1,0.25", "not a comma string"),
+        ("p", 0.0, "p"),
     ],
 )
 def test_config_validation(field, value, match):
@@ -41,26 +43,45 @@ def test_config_validation(field, value, match):
         dataclasses.replace(DEQLConfig(), **{field: value})
 
 
-def _results(deql: float, edlae: float, ease: float, gd_err: float = 1e-8) -> dict:
+def _results(deql: float, edlae: float, ease: float, gd_err: float = 1e-8, gap: float = 1e-12) -> dict:
     fam = {"deql": deql, "edlae": edlae, "ease": ease}
     return {
         "dataset": {"name": "ml-100k"},
         "splits": [{}],
         "test_mean": {f: {"recall@20": v, "ndcg@100": v} for f, v in fam.items()},
+        "chance": {"recall@20": 0.015, "ndcg@100": 0.03},
         "gd_check": {
             "items": 10,
             "relative_error": gd_err,
             "tolerance": 1e-4,
-            "objective_gap": 0.0,
+            "objective_gap": gap,
             "objective_closed_form": 1.0,
         },
     }
 
 
 def test_claims_can_fail():
-    assert all(c.holds for c in claims(_results(0.4, 0.39, 0.38)))
-    held = [c.holds for c in claims(_results(0.385, 0.39, 0.38, gd_err=1e-2))]
-    assert held == [False, True, False, True, False]
+    assert [c.verdict for c in claims(_results(0.4, 0.39, 0.38))] == ["holds"] * 6
+    # DEQL below EDLAE but above EASE; the gradient check misses the closed form
+    verdicts = [c.verdict for c in claims(_results(0.385, 0.39, 0.38, gd_err=1e-2, gap=0.05))]
+    assert verdicts == ["fails"] * 6
+    # EASE is the best baseline: DEQL beats EDLAE but not the best of the two
+    verdicts = [c.verdict for c in claims(_results(0.39, 0.385, 0.395))]
+    assert verdicts == ["holds", "fails", "holds", "fails", "holds", "holds"]
+    # gradient descent below the closed form's objective: the closed form would not be the minimiser
+    assert claims(_results(0.4, 0.39, 0.38, gap=-0.01))[-1].verdict == "fails"
+
+
+def test_claims_at_chance_do_not_hold():
+    """Every model at a random ranking's level (and gradient descent stuck at W = 0): no claim holds."""
+    res = _results(0.0, 0.0, 0.0, gd_err=1.0, gap=0.5)
+    for metric, level in res["chance"].items():
+        for fam in ("deql", "edlae", "ease"):
+            res["test_mean"][fam][metric] = level + CHANCE_TOLERANCE / 2
+    res["test_mean"]["deql"]["recall@20"] += CHANCE_TOLERANCE / 4  # ours ahead, but still at chance
+    verdicts = [c.verdict for c in claims(res)]
+    assert "holds" not in verdicts
+    assert verdicts[:4] == ["inconclusive"] * 4
 
 
 def test_sweep_scores_match_estimators():
@@ -70,7 +91,7 @@ def test_sweep_scores_match_estimators():
 
     from iclr26_recsys import DEQL, EASE, EDLAE
     from iclr26_recsys.data import strong_generalization_split
-    from iclr26_recsys.methods.deql.train import sweep_split
+    from iclr26_recsys.methods.deql.model import sweep_split
     from iclr26_recsys.metrics import evaluate
 
     rng = np.random.default_rng(0)
@@ -102,7 +123,7 @@ def test_sweep_scores_match_estimators():
 
 def test_smoke_run_and_resume(tmp_path):
     run, results = smoke_run(SPEC, tmp_path)
-    assert len(results["claims"]) == 5
+    assert len(results["claims"]) == 6
     assert results["gd_check"]["relative_error"] < 1e-4
     assert (run.path / "figures" / "test_recall20.png").is_file()
     report = (run.path / "report.md").read_text()

@@ -28,7 +28,7 @@ import pandas as pd
 from iclr26_recsys.data.validation import InteractionError
 from iclr26_shared.data import package_dir
 
-__all__ = ["FORMATS", "binarize", "filter_counts", "load_interactions", "load_ml100k", "ml100k_path"]
+__all__ = ["FORMATS", "binarize", "column", "filter_counts", "load_interactions", "load_ml100k", "ml100k_path"]
 
 Format = Literal["ml-100k", "ml-100k-raw", "ml-1m", "ml-20m", "netflix", "msd", "csv"]
 
@@ -36,6 +36,11 @@ Format = Literal["ml-100k", "ml-100k-raw", "ml-1m", "ml-20m", "netflix", "msd", 
 def ml100k_path() -> Path:
     """Path of ``ml-100k.inter`` inside the installed ``recbole`` wheel (no import of its code)."""
     return package_dir("recbole", "dataset_example", "ml-100k", "ml-100k.inter", purpose="the MovieLens-100K data set")
+
+
+def column(df: pd.DataFrame, name: str) -> pd.Series:
+    """``df[name]`` typed as a Series (pandas annotates ``DataFrame.__getitem__`` as Series or DataFrame)."""
+    return df.loc[:, name]
 
 
 def _finish(df: pd.DataFrame, path: Path, *, line_offset: int) -> pd.DataFrame:
@@ -48,7 +53,7 @@ def _finish(df: pd.DataFrame, path: Path, *, line_offset: int) -> pd.DataFrame:
                 f"{path}: line {row + line_offset} lacks the '{col}' column (or holds NaN there); "
                 "expected user, item and rating on every line"
             )
-    rating = pd.to_numeric(df["rating"], errors="coerce")
+    rating = pd.Series(pd.to_numeric(column(df, "rating"), errors="coerce"))
     bad = rating.isna().to_numpy() | ~np.isfinite(rating.to_numpy(dtype=np.float64, na_value=np.nan))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
@@ -182,11 +187,11 @@ def filter_counts(df: pd.DataFrame, min_user_count: int = 5, min_item_count: int
     """Liang et al.'s filter: items with ``>= min_item_count`` users first, then users with
     ``>= min_user_count`` items (one pass, as in ``vae_cf``)."""
     if min_item_count > 0:
-        counts = df.groupby("item")["user"].transform("size")
-        df = df[counts >= min_item_count]
+        counts = df.groupby("item")["user"].transform("size").to_numpy()
+        df = df.loc[counts >= min_item_count]
     if min_user_count > 0:
-        counts = df.groupby("user")["item"].transform("size")
-        df = df[counts >= min_user_count]
+        counts = df.groupby("user")["item"].transform("size").to_numpy()
+        df = df.loc[counts >= min_user_count]
     if df.empty:
         raise InteractionError(
             f"no interactions left after filtering users >= {min_user_count} and items >= {min_item_count}"

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from iclr26_recsys.data.validation import InteractionError
+from iclr26_recsys.data.loaders import column
+from iclr26_recsys.data.validation import InteractionError, shape_of
 
 __all__ = ["StrongSplit", "strong_generalization_split", "user_kfold_split"]
 
@@ -48,22 +49,22 @@ class StrongSplit:
     @property
     def n_items(self) -> int:
         """``n``."""
-        return int(self.train.shape[1])
+        return shape_of(self.train)[1]
 
     def summary(self) -> dict[str, int]:
         """Counts for reports."""
         return {
             "n_items": self.n_items,
-            "n_train_users": int(self.train.shape[0]),
-            "n_val_users": int(self.val_fold_in.shape[0]),
-            "n_test_users": int(self.test_fold_in.shape[0]),
+            "n_train_users": shape_of(self.train)[0],
+            "n_val_users": shape_of(self.val_fold_in)[0],
+            "n_test_users": shape_of(self.test_fold_in)[0],
             "n_train_interactions": int(self.train.nnz),
         }
 
 
 def _matrix(df: pd.DataFrame, users: np.ndarray, item_index: pd.Index) -> sp.csr_matrix:
-    rows = pd.Index(users).get_indexer(df["user"])
-    cols = item_index.get_indexer(df["item"])
+    rows = pd.Index(users).get_indexer(column(df, "user"))
+    cols = item_index.get_indexer(column(df, "item"))
     return sp.csr_matrix((np.ones(len(df)), (rows, cols)), shape=(len(users), len(item_index)))
 
 
@@ -75,7 +76,7 @@ def _fold(
     min_items: int,
     rng: np.random.Generator,
 ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    df = df[df["item"].isin(item_index)]
+    df = df.loc[column(df, "item").isin(item_index)]
     groups = dict(tuple(df.groupby("user", sort=False)))
     fold_rows, hold_rows, kept = [], [], []
     for u in users:
@@ -114,11 +115,15 @@ def _make_split(
     rng: np.random.Generator,
     seed: int,
 ) -> StrongSplit:
-    train_df = df[df["user"].isin(tr_users)]
-    item_index = pd.Index(np.sort(train_df["item"].unique()))
+    train_df = df.loc[column(df, "user").isin(tr_users)]
+    item_index = pd.Index(np.sort(np.asarray(column(train_df, "item").unique())))
     train = _matrix(train_df, tr_users, item_index)
-    val_fold, val_hold = _fold(df[df["user"].isin(vd_users)], vd_users, item_index, test_prop, min_fold_items, rng)
-    te_fold, te_hold = _fold(df[df["user"].isin(te_users)], te_users, item_index, test_prop, min_fold_items, rng)
+    val_fold, val_hold = _fold(
+        df.loc[column(df, "user").isin(vd_users)], vd_users, item_index, test_prop, min_fold_items, rng
+    )
+    te_fold, te_hold = _fold(
+        df.loc[column(df, "user").isin(te_users)], te_users, item_index, test_prop, min_fold_items, rng
+    )
     return StrongSplit(train, val_fold, val_hold, te_fold, te_hold, np.asarray(item_index), seed)
 
 
@@ -135,7 +140,7 @@ def strong_generalization_split(
     ``n_heldout_users`` random users go to validation and as many to test (ML-20M: 10,000 each; MSD: 50,000).
     """
     _check_frame(df, test_prop)
-    users = df["user"].unique()
+    users = np.asarray(column(df, "user").unique())
     if n_heldout_users < 1 or 2 * n_heldout_users >= len(users):
         raise InteractionError(
             f"n_heldout_users = {n_heldout_users}: need 1 <= 2·n_heldout_users < number of users ({len(users)})"
@@ -158,11 +163,12 @@ def user_kfold_split(
 ) -> StrongSplit:
     """Fold ``fold`` of ``n_folds`` user folds: test users = fold ``f``, validation users = fold ``f + 1``
     (mod ``n_folds``), training users = the rest. Over all folds every user is a test user exactly once,
-    so the averaged test metrics cover every user (the notes' advice for small data such as ML-100K).
+    so the averaged test metrics cover every user (several user splits are needed on small data such as ML-100K,
+    where one random draw of held-out users moves the metrics as much as the models differ).
     The user permutation depends on ``seed`` only; the 80/20 item draws on ``seed`` and ``fold``.
     """
     _check_frame(df, test_prop)
-    users = df["user"].unique()
+    users = np.asarray(column(df, "user").unique())
     if n_folds < 3 or n_folds > len(users):
         raise InteractionError(f"n_folds = {n_folds}: need 3 <= n_folds <= number of users ({len(users)})")
     if not 0 <= fold < n_folds:

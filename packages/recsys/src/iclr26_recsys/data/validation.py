@@ -9,11 +9,17 @@ import scipy.sparse as sp
 
 from iclr26_shared.errors import DataError
 
-__all__ = ["InteractionError", "as_interaction_matrix", "check_k"]
+__all__ = ["InteractionError", "as_interaction_matrix", "check_k", "shape_of"]
 
 
 class InteractionError(DataError, ValueError):
     """An interaction matrix (or a file holding one) is malformed; the message names what and where."""
+
+
+def shape_of(M: Any) -> tuple[int, int]:
+    """``(rows, columns)`` of a 2-D array or scipy sparse matrix (scipy annotates ``.shape`` as None)."""
+    rows, cols = np.shape(M)
+    return int(rows), int(cols)
 
 
 def as_interaction_matrix(X: Any, *, name: str = "X", dtype: type = np.float64) -> sp.csr_matrix:
@@ -34,7 +40,7 @@ def as_interaction_matrix(X: Any, *, name: str = "X", dtype: type = np.float64) 
         if arr.ndim != 2:
             raise InteractionError(f"{name}: expected a 2-D user×item matrix, got {arr.ndim} dimension(s)")
         M = sp.csr_matrix(arr)
-    if M.shape[0] == 0 or M.shape[1] == 0:
+    if 0 in shape_of(M):
         raise InteractionError(f"{name}: the user×item matrix is empty (shape {M.shape}); it needs users and items")
     data = M.data
     if data.size:

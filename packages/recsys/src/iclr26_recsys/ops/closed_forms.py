@@ -1,4 +1,5 @@
-"""Closed forms of the linear autoencoders EASE, EDLAE and DEQL (notes §4.1).
+"""Closed forms of the linear autoencoders EASE, EDLAE and DEQL (Guo et al., ICLR 2026: the decoupled
+closed form of the expected quadratic loss and its Miller-theorem algorithm; the official code's ``models/model.py``).
 
 Notation: ``R ∈ R^{m×n}`` (users × items, non-negative), ``G = RᵀR`` (``[n, n]``), ``g = diag(G)``,
 predictions ``R̂ = R W`` with ``W ∈ R^{n×n}`` (the estimators' ``B_``).
@@ -125,7 +126,8 @@ def naive_ease_weights(G: torch.Tensor, l2: float) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class DEQLCoefficients:
-    """The scalar entries of ``G0``, ``Ec`` and ``Vc`` (off-diagonal and diagonal), notes §4.1.
+    """The scalar entries of ``G0``, ``Ec`` and ``Vc`` (off-diagonal and diagonal), as in the paper's
+    decoupled Hessian and the official ``EDLAE_b_geq_0`` models.
 
     With ``q = 1 − p`` and ``κ = p a² + q b²``:
     ``G0_jk = q²p a² + q³b² = q²κ``, ``G0_jj = qp a² + q²b² = qκ``;
@@ -225,7 +227,8 @@ def naive_deql_weights(
 def deql_weights_rank1(
     G: torch.Tensor, p: float, a: float, b: float, l2: float = 0.0, *, zero_diag: bool = False
 ) -> torch.Tensor:
-    """The authors' ``O(n³)`` algorithm (notes §4.1), the per-column loop vectorised over columns.
+    """The authors' ``O(n³)`` algorithm (the paper's two rank-1 updates by Miller's theorem), the per-column
+    loop vectorised over columns.
 
     ``S1 = H0⁻¹V``, ``S2 = H0⁻¹E1``; column ``i``:
     ``s = S1[:,i] − S1[i,i]/(1 + S2[i,i])·S2[:,i]`` (adds ``E1[:,i]e_iᵀ``),

@@ -1,33 +1,30 @@
-"""DEQL (Guo et al., ICLR 2026): decoupled expected quadratic loss for linear-autoencoder recommenders."""
+"""DEQL: Generalizing Linear Autoencoder Recommenders with Decoupled Expected Quadratic Loss (ICLR 2026, 2603.07402)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from iclr26_recsys.methods.deql.claims import claims, report
-from iclr26_recsys.methods.deql.config import PRESETS, DEQLConfig
-from iclr26_shared.spec import MethodSpec
+if TYPE_CHECKING:  # the names for type checkers; at run time they load on first access (no torch here)
+    from iclr26_recsys.methods.deql.config import PRESETS, DEQLConfig
+    from iclr26_recsys.methods.deql.spec import SPEC
 
-if TYPE_CHECKING:
-    from iclr26_shared.runs import RunDir
+__all__ = ["PRESETS", "SPEC", "DEQLConfig"]
 
-__all__ = ["SPEC", "DEQLConfig", "PRESETS"]
-
-
-def _run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
-    from iclr26_recsys.methods.deql.train import run as train_run  # lazy: torch/scipy work only when run
-
-    return train_run(cfg, run)
+_WHERE = {
+    "DEQLConfig": "iclr26_recsys.methods.deql.config",
+    "PRESETS": "iclr26_recsys.methods.deql.config",
+    "SPEC": "iclr26_recsys.methods.deql.spec",
+}
 
 
-SPEC: MethodSpec[DEQLConfig] = MethodSpec(
-    name="deql",
-    domain="recsys",
-    paper="Generalizing Linear Autoencoder Recommenders with Decoupled Expected Quadratic Loss (arXiv 2603.07402)",
-    config=DEQLConfig,
-    presets=PRESETS,
-    run=_run,
-    claims=claims,
-    summary="EASE vs EDLAE (b = 0) vs DEQL (b > 0) closed forms on MovieLens-100K, strong generalisation",
-    report=report,
-)
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'iclr26_recsys.methods.deql' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
-from iclr26_shared.config import check_choice, check_positive, check_range
+import annotated_types as at
+
+from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, validate
 from iclr26_shared.errors import ConfigError
 
 __all__ = ["PRESETS", "DEQLConfig"]
 
 Dataset = Literal["ml-100k", "ml-100k-raw", "ml-1m", "ml-20m", "netflix", "msd", "csv"]
-
-
-def _check_grid(
-    name: str, values: tuple[float, ...], *, low: float, high: float | None = None, open_low: bool = False
-) -> None:
-    if not values:
-        raise ConfigError(name, values, "at least one value")
-    for v in values:
-        check_range(name, v, low, high, low_open=open_low, high_open=high is not None)
+#: A dropout probability: 0 < p < 1 (p = 0 is EASE, p = 1 drops everything).
+Dropout = Annotated[float, at.Interval(gt=0, lt=1)]
+#: A non-empty grid of values.
+NonEmpty = at.MinLen(1)
 
 
 @dataclass(frozen=True)
@@ -32,48 +29,59 @@ class DEQLConfig:
     user,item[,rating] header, ml-100k-raw u.data)."""
     data_path: str = ""
     """Interaction file (or Netflix folder) for every dataset but ml-100k."""
-    min_rating: float = 4.0
+    min_rating: NonNegFloat = 4.0
     """Binarisation: keep ratings >= min_rating as 1 (Liang et al.: > 3.5); 0 keeps every interaction (MSD)."""
-    min_user_count: int = 5
+    min_user_count: NonNegInt = 5
     """Keep users with at least this many binarised interactions (MSD: 20)."""
-    min_item_count: int = 0
+    min_item_count: NonNegInt = 0
     """Keep items with at least this many users, applied before the user filter (MSD: 200)."""
-    n_heldout_users: int = 100
+    n_heldout_users: PosInt = 100
     """split_mode random: users in the validation set and, as many again, in the test set (ML-20M: 10,000)."""
-    test_prop: float = 0.2
+    test_prop: Annotated[float, at.Interval(gt=0, lt=1)] = 0.2
     """Share of each held-out user's items to predict (the rest is folded in)."""
     split_mode: Literal["kfold", "random"] = "kfold"
     """kfold: n_splits disjoint user folds, fold s tests on fold s and validates on fold s+1 (every user is
     tested once); random: n_splits random draws of n_heldout_users validation and test users (Liang et al.)."""
-    n_splits: int = 5
+    n_splits: PosInt = 5
     """Number of user folds (kfold, >= 3) or of random splits; test metrics are mean ± std over them."""
-    split_seed: int = 98765
+    split_seed: NonNegInt = 98765
     """Seed of the user permutation (random: split s uses split_seed + s); 98765 is vae_cf's seed."""
     sweep: bool = True
     """Tune every model on the validation users over the grids; --no-sweep uses p, a, b, l2, ease_l2, edlae_l2."""
-    p_grid: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75)
+    p_grid: Annotated[tuple[Dropout, ...], NonEmpty] = (0.1, 0.25, 0.5, 0.75)
     """Dropout probabilities tried for EDLAE and DEQL (DEQL yamls: 0.1, 0.25, 0.5, 0.75)."""
-    a_grid: tuple[float, ...] = (1.0,)
+    a_grid: Annotated[tuple[PosFloat, ...], NonEmpty] = (1.0,)
     """Emphasis on dropped entries tried for DEQL (the paper fixes a = 1)."""
-    b_grid: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+    b_grid: Annotated[tuple[PosFloat, ...], NonEmpty] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
     """Emphasis on kept entries tried for DEQL; all > 0 (b = 0 is EDLAE)."""
-    l2_grid: tuple[float, ...] = (10.0, 30.0, 70.0, 100.0, 200.0, 300.0, 500.0)
+    l2_grid: Annotated[tuple[NonNegFloat, ...], NonEmpty] = (10.0, 30.0, 70.0, 100.0, 200.0, 300.0, 500.0)
     """L2 strengths tried for DEQL (added to H0)."""
-    edlae_l2_grid: tuple[float, ...] = (0.0, 10.0, 30.0, 70.0, 100.0, 200.0, 300.0, 500.0)
+    edlae_l2_grid: Annotated[tuple[NonNegFloat, ...], NonEmpty] = (0.0, 10.0, 30.0, 70.0, 100.0, 200.0, 300.0, 500.0)
     """L2 strengths tried for EDLAE (Λ = p/(1−p)·diag G + λI)."""
-    ease_l2_grid: tuple[float, ...] = (10.0, 30.0, 50.0, 70.0, 100.0, 150.0, 200.0, 300.0, 500.0, 1000.0)
+    ease_l2_grid: Annotated[tuple[PosFloat, ...], NonEmpty] = (
+        10.0,
+        30.0,
+        50.0,
+        70.0,
+        100.0,
+        150.0,
+        200.0,
+        300.0,
+        500.0,
+        1000.0,
+    )
     """L2 strengths tried for EASE."""
-    p: float = 0.25
+    p: Dropout = 0.25
     """DEQL dropout probability without --sweep (also EDLAE's p)."""
-    a: float = 1.0
+    a: PosFloat = 1.0
     """DEQL emphasis on dropped entries without --sweep."""
-    b: float = 1.5
+    b: PosFloat = 1.5
     """DEQL emphasis on kept entries without --sweep."""
-    l2: float = 100.0
+    l2: NonNegFloat = 100.0
     """DEQL L2 without --sweep."""
-    edlae_l2: float = 30.0
+    edlae_l2: NonNegFloat = 30.0
     """EDLAE L2 without --sweep."""
-    ease_l2: float = 100.0
+    ease_l2: PosFloat = 100.0
     """EASE L2 without --sweep."""
     zero_diag: bool = False
     """Constrain diag(B) = 0 in DEQL too (the paper's 'L2 + zero-diag' ablation)."""
@@ -81,47 +89,21 @@ class DEQLConfig:
     """Validation metric that picks each model's hyper-parameters."""
     dtype: Literal["float64", "float32"] = "float64"
     """Floating-point precision of the linear algebra."""
-    gd_items: int = 40
+    gd_items: Annotated[int, at.Interval(ge=2, le=500)] = 40
     """Claim 2: size of the item subset (most popular training items) for the gradient-descent check."""
     gd_method: Literal["gd", "nesterov"] = "nesterov"
     """Claim 2: plain gradient descent with step 1/L or Nesterov's accelerated variant."""
-    gd_steps: int = 20000
+    gd_steps: PosInt = 20000
     """Claim 2: maximum gradient steps."""
-    gd_tolerance: float = 1e-4
+    gd_tolerance: PosFloat = 1e-4
     """Claim 2 holds when ‖W_gd − W_closed‖_F / ‖W_closed‖_F is at most this."""
 
     def __post_init__(self) -> None:
-        check_choice("dataset", self.dataset, ["ml-100k", "ml-100k-raw", "ml-1m", "ml-20m", "netflix", "msd", "csv"])
+        validate(self)
         if self.dataset != "ml-100k" and not self.data_path:
             raise ConfigError("data_path", self.data_path, f"the path of the {self.dataset} interaction file")
-        check_range("min_rating", self.min_rating, 0.0)
-        check_range("min_user_count", self.min_user_count, 0)
-        check_range("min_item_count", self.min_item_count, 0)
-        check_positive("n_heldout_users", self.n_heldout_users)
-        check_range("test_prop", self.test_prop, 0.0, 1.0, low_open=True, high_open=True)
-        check_choice("split_mode", self.split_mode, ["kfold", "random"])
-        check_positive("n_splits", self.n_splits)
         if self.split_mode == "kfold" and self.n_splits < 3:
             raise ConfigError("n_splits", self.n_splits, "at least 3 user folds with split_mode kfold")
-        check_range("split_seed", self.split_seed, 0)
-        _check_grid("p_grid", self.p_grid, low=0.0, high=1.0, open_low=True)
-        _check_grid("a_grid", self.a_grid, low=0.0, open_low=True)
-        _check_grid("b_grid", self.b_grid, low=0.0, open_low=True)
-        _check_grid("l2_grid", self.l2_grid, low=0.0)
-        _check_grid("edlae_l2_grid", self.edlae_l2_grid, low=0.0)
-        _check_grid("ease_l2_grid", self.ease_l2_grid, low=0.0, open_low=True)
-        check_range("p", self.p, 0.0, 1.0, low_open=True, high_open=True)
-        check_range("a", self.a, 0.0, low_open=True)
-        check_range("b", self.b, 0.0, low_open=True)
-        for name in ("l2", "edlae_l2"):
-            check_range(name, getattr(self, name), 0.0)
-        check_range("ease_l2", self.ease_l2, 0.0, low_open=True)
-        check_choice("select_metric", self.select_metric, ["recall@20", "ndcg@100"])
-        check_choice("dtype", self.dtype, ["float64", "float32"])
-        check_range("gd_items", self.gd_items, 2, 500)
-        check_choice("gd_method", self.gd_method, ["gd", "nesterov"])
-        check_positive("gd_steps", self.gd_steps)
-        check_positive("gd_tolerance", self.gd_tolerance)
 
 
 PRESETS: dict[str, DEQLConfig] = {
