@@ -67,3 +67,45 @@ def test_batches() -> None:
 def test_unknown_elements_are_rejected() -> None:
     with pytest.raises(DataError, match="EMT"):
         generate_crystals([2], 1, elements=("Cu", "Fe"), cache=False)
+
+
+def test_volume_relaxation_lowers_the_energy_and_forgets_the_scale() -> None:
+    """The relaxed label is a minimum over isotropic scale: below the generated energy, the same for any
+    starting volume (so it no longer encodes the shortest distance), group and fractions unchanged."""
+    from iclr26_science.crystals.dataset import relax_volume
+    from iclr26_science.crystals.structures import CrystalInput
+
+    data = orbit_crystals([62, 139], 1, seed=0, elements=("Cu", "Au"))
+    for crystal, target in zip(data.crystals, data.targets, strict=True):
+        relaxed, energy = relax_volume(crystal)
+        assert energy <= target + 1e-12
+        assert abs(emt_energy_per_atom(relaxed) - energy) < 1e-9
+        assert relaxed.space_group == crystal.space_group and np.array_equal(relaxed.frac, crystal.frac)
+        bigger = CrystalInput(crystal.species, crystal.frac, crystal.lattice * 1.15, crystal.space_group)
+        relaxed2, energy2 = relax_volume(bigger)
+        assert abs(energy2 - energy) < 1e-4
+        np.testing.assert_allclose(relaxed2.lattice, relaxed.lattice, rtol=5e-3)
+
+
+def test_relax_volumes_caches_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from iclr26_science.crystals.dataset import relax_volumes
+
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
+    data = orbit_crystals([2], 2, seed=1, elements=("Cu", "Au"))
+    first = relax_volumes(data)
+    assert len(list(tmp_path.rglob("relaxed-*.npz"))) == 1
+    again = relax_volumes(data)
+    np.testing.assert_array_equal(again.targets, first.targets)
+    assert not np.array_equal(first.targets, data.targets)
+
+
+def test_label_diagnostics_see_a_target_that_is_only_the_shortest_distance() -> None:
+    from iclr26_science.crystals.dataset import label_diagnostics, min_distances
+
+    data = orbit_crystals([2, 14], 3, seed=2, elements=("Cu", "Au"))
+    d = min_distances(data)
+    assert (d >= 2.0 - 1e-9).all()  # the orbit generator rejects closer atoms
+    fake = CrystalDataset(data.crystals, 3.0 - d, data.intended)
+    diag = label_diagnostics(fake)
+    assert diag["r_min_distance"] == pytest.approx(-1.0)
+    assert diag["linear_fit_min_distance_mae"] < 1e-9 < diag["mean_predictor_mae"]

@@ -113,3 +113,13 @@ def test_e3nn_baseline_is_invariant_to_rotation_translation_and_cell_choice() ->
         ref = model(g)
         torch.testing.assert_close(model(rotated), ref)
         torch.testing.assert_close(model(shifted), ref)
+
+
+def test_output_head_is_the_papers_2048_256_1() -> None:
+    """Reference ``FeedForward``: Dense(2048) → SiLU → LN → Dense(256) → SiLU → LN → Dense(1)."""
+    model = CrystalFourierTransformer(12, 16, 1, 2, 32, encoding_hidden=16)
+    linears = [m for m in model.head if isinstance(m, torch.nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linears] == [(16, 2048), (2048, 256), (256, 1)]
+    assert sum(isinstance(m, torch.nn.LayerNorm) for m in model.head) == 2
+    small = CrystalFourierTransformer(12, 16, 1, 2, 32, encoding_hidden=16, head_hidden=(8,))
+    assert [m.out_features for m in small.head if isinstance(m, torch.nn.Linear)] == [8, 1]

@@ -101,6 +101,9 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert len(results["claims"]) == 7
     assert {c["verdict"] for c in results["claims"]} <= {"holds", "fails", "inconclusive"}
     assert (run.path / "figures" / "mae.png").is_file()
+    # the plain ablation is pretrained exactly as the CFT's encoding (same steps), only its basis differs
+    assert results["pretrain_plain"]["steps"] == results["pretrain"]["steps"] == PRESETS["smoke"].pretrain_steps
+    assert results["data"]["label"] == "emt-relaxed"
     rows = [json.loads(line) for line in (run.path / "metrics.jsonl").read_text().splitlines()]
     assert any("cft/val_mae" in r for r in rows)
 
@@ -126,6 +129,23 @@ def test_resume_continues_from_the_last_phase_exactly(tmp_path: Path) -> None:
 
     # trimmed to the checkpoint, then the e3nn rows logged once more
     assert strip((run.path / "metrics.jsonl").read_text()) == strip(metrics)
+
+
+def test_pretraining_runs_on_either_basis_from_the_same_pairs() -> None:
+    import torch
+
+    from iclr26_science.crystals.encoding import PlaneWaveEncoding, SpaceGroupPositionalEncoding
+    from iclr26_science.methods.crystal_fourier_transformer.train import pretrain_encoding
+
+    losses = {}
+    for cls in (SpaceGroupPositionalEncoding, PlaneWaveEncoding):
+        torch.manual_seed(0)
+        enc = cls(8, 16, 16, 1)
+        losses[cls.kind] = pretrain_encoding(
+            enc, [2, 62, 139], steps=3, batch=24, lr=1e-3, seed=0, device=torch.device("cpu")
+        )
+    assert all(len(v) == 3 and all(x == x and x < 1e6 for x in v) for v in losses.values())
+    assert losses["symmetry"] != losses["plain"]  # same pairs and targets, different input features
 
 
 def test_cli_rejects_a_bad_flag_with_exit_code_2(tmp_path: Path) -> None:

@@ -6,12 +6,16 @@ For a crystal with ``N`` atoms (species ``Z_i``, fractional coordinates ``x_i``,
     h^{l+1} = h^l + MHSA(LN(h^l));  h^{l+1} += FFN_SiLU(LN(h^{l+1}))   (pre-LN, padding masked)
     y = Head(Σ_i m_i h_i / Σ_i m_i)                      [B]
 
+``Head`` is the reference implementation's ``FeedForward``: ``Linear(d, 2048) → SiLU → LN → Linear(2048,
+256) → SiLU → LN → Linear(256, 1)`` (paper §3.2 / Appendix, "2048→256→1").
+
 Because ``PE_G`` is invariant under every operation of ``G`` and under lattice translations, and the
 rest is permutation invariant, ``y`` is invariant under any symmetry operation applied to any atom.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -23,7 +27,7 @@ from iclr26_science.crystals.encoding import (
     SpaceGroupPositionalEncoding,
 )
 
-__all__ = ["CrystalBatch", "CrystalFourierTransformer", "TransformerBlock"]
+__all__ = ["CrystalBatch", "CrystalFourierTransformer", "TransformerBlock", "output_head"]
 
 MAX_Z = 100
 
@@ -77,6 +81,17 @@ class TransformerBlock(nn.Module):
         return x + self.drop(self.ffn(self.norm2(x)))
 
 
+def output_head(dim: int, hidden: Sequence[int] = (2048, 256)) -> nn.Sequential:
+    """``[Linear → SiLU → LayerNorm]`` per hidden width, then ``Linear(·, 1)``: ``[B, dim] → [B, 1]``."""
+    layers: list[nn.Module] = []
+    width = dim
+    for h in hidden:
+        layers += [nn.Linear(width, h), nn.SiLU(), nn.LayerNorm(h, eps=1e-6)]
+        width = h
+    layers.append(nn.Linear(width, 1))
+    return nn.Sequential(*layers)
+
+
 class CrystalFourierTransformer(nn.Module):
     """Property regressor ``CrystalBatch → [B]`` with weights shared across all 230 space groups.
 
@@ -91,7 +106,7 @@ class CrystalFourierTransformer(nn.Module):
         encoding_hidden: Width of the encoding MLP.
         encoding_depth: Residual blocks of the encoding MLP.
         group_onehot: Feed the 230-way one-hot of ``G`` to the encoding MLP.
-        head_hidden: Hidden width of the output head.
+        head_hidden: Hidden widths of the output head (paper: 2048, 256).
     """
 
     def __init__(
@@ -106,7 +121,7 @@ class CrystalFourierTransformer(nn.Module):
         encoding_hidden: int = 256,
         encoding_depth: int = 2,
         group_onehot: bool = True,
-        head_hidden: int = 256,
+        head_hidden: Sequence[int] = (2048, 256),
     ) -> None:
         super().__init__()
         if dim % heads:
@@ -118,7 +133,7 @@ class CrystalFourierTransformer(nn.Module):
         self.embed = nn.Embedding(MAX_Z + 1, dim, padding_idx=0)
         self.blocks = nn.ModuleList(TransformerBlock(dim, heads, ff, dropout) for _ in range(depth))
         self.norm = nn.LayerNorm(dim)
-        self.head = nn.Sequential(nn.Linear(dim, head_hidden), nn.SiLU(), nn.Linear(head_hidden, 1))
+        self.head = output_head(dim, head_hidden)
 
     def forward(self, batch: CrystalBatch) -> torch.Tensor:
         """Predicted property per crystal, ``[B]``."""

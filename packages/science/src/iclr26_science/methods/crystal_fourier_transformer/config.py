@@ -45,6 +45,10 @@ class CrystalFourierTransformerConfig:
     """Largest conventional cell kept (atoms)."""
     max_energy: PosFloat = 3.0
     """Crystals above this EMT energy (eV/atom: near-overlapping atoms) are dropped."""
+    label: Literal["emt-relaxed", "emt"] = "emt-relaxed"
+    """Target: EMT energy per atom after relaxing the cell volume (fractional coordinates and cell shape
+    fixed; the model sees the relaxed cell), or at the generated volume (``emt``: almost only a function
+    of the shortest interatomic distance)."""
     data_seed: NonNegInt = 0
     """Seed of the crystal generator (separate from --seed, so all seeds see the same data)."""
     num_basis: PosInt = 64
@@ -63,6 +67,8 @@ class CrystalFourierTransformerConfig:
     """Width of the positional-encoding MLP."""
     group_onehot: bool = True
     """Feed the 230-way one-hot of the group to the encoding MLP (paper: yes)."""
+    head_hidden: tuple[PosInt, ...] = (2048, 256)
+    """Hidden widths of the output head (paper / reference code: 2048 → 256 → 1)."""
     pretrain_steps: NonNegInt = 400
     """Orbit-distance pretraining steps of the encoding MLP (0 = none)."""
     pretrain_batch: PosInt = 256
@@ -92,7 +98,8 @@ class CrystalFourierTransformerConfig:
     test_fraction: SplitFraction = 0.1
     """Share of seen-group crystals for the seen-group test set."""
     run_plain: bool = True
-    """Train the plain Fourier-encoding baseline."""
+    """Train the plain Fourier-encoding ablation: the same model, pretraining and freezing as the CFT, with
+    only the encoding's input changed (the ``K`` lowest plane waves instead of the symmetry-adapted basis)."""
     run_e3nn: bool = True
     """Train the e3nn baseline."""
     e3nn_scalars: PosInt = 32

@@ -7,10 +7,11 @@ Phases (each checkpointed, so ``--resume`` skips finished ones):
    ``invariance_groups`` groups (all 230 by default) at random points (claim 1).
 2. ``pretrain``: the encoding MLP regresses ``‖PE_G(x₁) − PE_G(x₂)‖`` onto the minimal periodic distance
    from ``x₁`` to the orbit of ``x₂`` (paper §3.2; label-free, on all 230 groups by default).
-3. ``cft`` / ``plain`` / ``e3nn``: property training on the seen groups (EMT energy per atom, MSE on the
-   standardised target, AdamW + warm-up/cosine, gradient clip), model selection on validation MAE,
-   then MAE on the seen-group test set, the held-out groups (zero-shot) and the real ASE crystals, and
-   train/inference time.
+3. ``cft`` / ``plain`` / ``e3nn``: property training on the seen groups (volume-relaxed EMT energy per
+   atom by default, MSE on the standardised target, AdamW + warm-up/cosine, gradient clip), model
+   selection on validation MAE, then MAE on the seen-group test set, the held-out groups (zero-shot) and
+   the real ASE crystals, and train/inference time. The plain ablation first pretrains its own encoding
+   exactly as phase 2 (same seeds, pairs and targets), so it differs from the CFT only in the basis.
 """
 
 from __future__ import annotations
@@ -30,11 +31,18 @@ from iclr26_science.crystals.dataset import (
     CrystalDataset,
     generate_crystals,
     graph_batch,
+    label_diagnostics,
     orbit_crystals,
     padded_batch,
     real_crystals,
+    relax_volumes,
 )
-from iclr26_science.crystals.encoding import EncodingKind, PlaneWaveEncoding, SpaceGroupPositionalEncoding
+from iclr26_science.crystals.encoding import (
+    EncodingKind,
+    PlaneWaveEncoding,
+    SpaceGroupPositionalEncoding,
+    orbit_features,
+)
 from iclr26_science.crystals.groups import space_group_ops
 from iclr26_science.crystals.lattices import orbit_distance, random_lattice
 from iclr26_science.crystals.model import CrystalFourierTransformer
@@ -108,10 +116,11 @@ def pretrain_encoding(
     device: torch.device,
     log: Callable[[int, float], None] | None = None,
 ) -> list[float]:
-    """Orbit-distance pretraining: ``(‖PE(x₁) − PE(x₂)‖ − d_G(x₁, x₂))²`` with ``d_G`` the minimal
-    periodic distance (Å) from ``x₁`` to the orbit of ``x₂`` (:func:`orbit_distance`). Each step draws
-    8 groups, ``batch/8`` pairs per group, a random lattice per pair; half the pairs put ``x₂`` near a
-    random image of ``x₁`` so that small distances are learnt too."""
+    """Orbit-distance pretraining (paper §3.2): ``(‖PE(x₁) − PE(x₂)‖ − d_G(x₁, x₂))²`` with ``d_G`` the
+    minimal periodic distance (Å) from ``x₁`` to the orbit of ``x₂`` (:func:`orbit_distance`). Each step
+    draws 8 groups, ``batch/8`` pairs per group, a random lattice per pair; half the pairs put ``x₂`` near
+    a random image of ``x₁`` so that small distances are learnt too. The plain encoding (ablation) gets
+    the same pairs, targets and steps; only its input features are the plain plane waves."""
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(encoding.parameters(), lr=lr, weight_decay=1e-4)
     per = max(1, batch // 8)
@@ -127,9 +136,13 @@ def pretrain_encoding(
             near = rng.random(per) < 0.5
             img = ops.apply(x1)[rng.integers(len(ops), size=per), np.arange(per)]
             x2 = np.where(near[:, None], img + rng.normal(0, 0.03, (per, 3)), rng.random((per, 3)))
-            basis = SymmetryAdaptedBasis(g, encoding.num_basis)
-            feats1.append(basis.real_features(x1))
-            feats2.append(basis.real_features(x2))
+            if encoding.kind == "symmetry":
+                basis = SymmetryAdaptedBasis(g, encoding.num_basis)
+                feats1.append(basis.real_features(x1))
+                feats2.append(basis.real_features(x2))
+            else:
+                for x, out in ((x1, feats1), (x2, feats2)):
+                    out.append(orbit_features("plain", encoding.num_basis, torch.as_tensor(x)[None], [g])[0].numpy())
             dists.append(orbit_distance(g, lattice, x1, x2))
             lats.append(lattice)
             gs += [g] * per
@@ -286,9 +299,15 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
     t0 = time.perf_counter()
     data = _load_data(cfg)
     real = real_crystals(tuple(e for e in cfg.elements))
+    unrelaxed = label_diagnostics(data)
+    if cfg.label == "emt-relaxed":
+        data, real = relax_volumes(data), relax_volumes(real)
     split = split_dataset(data, cfg, seed=run.seed)
     results["data"] = {
         "generator": cfg.generator,
+        "label": cfg.label,
+        "label_diagnostics": label_diagnostics(data),
+        "unrelaxed_emt_diagnostics": unrelaxed,
         "num_crystals": len(data),
         "num_real": len(real),
         "split_sizes": {k: int(len(v)) for k, v in split.items()},
@@ -310,25 +329,34 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
     def cft_model(kind: EncodingKind) -> CrystalFourierTransformer:
         return build_cft(cfg, kind)
 
-    # 2. orbit-distance pretraining of the encoding MLP
-    if done < 2:
+    pre_groups = list(range(1, 231)) if cfg.pretrain_groups == "all" else sorted({int(g) for g in data.groups})
+
+    def pretrain(kind: EncodingKind) -> tuple[dict[str, torch.Tensor], dict[str, Any] | None]:
+        """A fresh model's encoding MLP, pretrained (same seeds, pairs and targets for both kinds)."""
         torch.manual_seed(run.seed + 2)
-        model = cft_model("symmetry")
-        pre_groups = list(range(1, 231)) if cfg.pretrain_groups == "all" else sorted({int(g) for g in data.groups})
-        losses: list[float] = []
+        model = cft_model(kind)
+        stats = None
         if cfg.pretrain_steps:
             model.encoding.to(device)
             t0 = time.perf_counter()
+            prefix = "" if kind == "symmetry" else "plain_"
             losses = pretrain_encoding(
                 model.encoding, pre_groups, steps=cfg.pretrain_steps, batch=cfg.pretrain_batch,
                 lr=cfg.pretrain_lr, seed=run.seed, device=device,
-                log=lambda s, v: log(pretrain_step=s, pretrain_loss=v) if s % 10 == 0 else None,
+                log=lambda s, v: log(**{f"{prefix}pretrain_step": s, f"{prefix}pretrain_loss": v})
+                if s % 10 == 0 else None,
             )  # fmt: skip
-            results["pretrain"] = {
+            stats = {
                 "groups": len(pre_groups), "steps": cfg.pretrain_steps, "first_loss": losses[0],
                 "final_loss": float(np.mean(losses[-10:])), "seconds": time.perf_counter() - t0,
             }  # fmt: skip
-        encoder_state = {k: v.detach().cpu() for k, v in model.encoding.state_dict().items()}
+        return {k: v.detach().cpu() for k, v in model.encoding.state_dict().items()}, stats
+
+    # 2. orbit-distance pretraining of the encoding MLP
+    if done < 2:
+        encoder_state, stats = pretrain("symmetry")
+        if stats is not None:
+            results["pretrain"] = stats
         save(2)
 
     for phase, kind in ((3, "cft"), (4, "plain"), (5, "e3nn")):
@@ -337,12 +365,17 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
         if (kind == "plain" and not cfg.run_plain) or (kind == "e3nn" and not cfg.run_e3nn):
             save(phase)
             continue
+        enc_state = encoder_state
+        if kind == "plain":  # the ablation: pretrained and frozen exactly as the CFT's encoding
+            enc_state, stats = pretrain("plain")
+            if stats is not None:
+                results["pretrain_plain"] = stats
         torch.manual_seed(run.seed + phase)  # every phase starts from its own seed: resume is exact
         t0 = time.perf_counter()
         if kind in ("cft", "plain"):
             model = cft_model("symmetry" if kind == "cft" else "plain")
-            if kind == "cft" and encoder_state:
-                model.encoding.load_state_dict(encoder_state)
+            if enc_state:
+                model.encoding.load_state_dict(enc_state)
                 if cfg.freeze_encoding and cfg.pretrain_steps:
                     model.encoding.requires_grad_(False)
             feats = model.encoding.features(padded_batch(data, range(len(data)), max_atoms=n_max).frac,
