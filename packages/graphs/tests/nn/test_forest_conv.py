@@ -73,3 +73,33 @@ def test_bad_forest_is_rejected() -> None:
         conv(torch.randn(11, 2), ei, forest=forest)
     with pytest.raises(GraphInputError, match="not in edge_index"):
         make_forest(torch.tensor([[0], [1]]), 3, torch.tensor([[[0, 1], [2, 2]]]))
+
+
+def _simple_symmetric(n: int, seed: int) -> torch.Tensor:
+    ei = _graph(n, seed)
+    key = torch.unique(torch.minimum(ei[0], ei[1]) * n + torch.maximum(ei[0], ei[1]))
+    a, b = key // n, key % n
+    return torch.cat([torch.stack([a, b]), torch.stack([b, a])], 1)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_sender_direction_is_receiver_with_reversed_weights(normalize: bool) -> None:
+    """``direction="sender"`` weights the message a → b by the weight stored on the arc (b, a)."""
+    torch.manual_seed(0)
+    n = 30
+    ei = _simple_symmetric(n, 5)
+    half = ei.size(1) // 2
+    w = torch.rand(ei.size(1), dtype=torch.float64) + 0.1
+    w_rev = torch.cat([w[half:], w[:half]])  # arc e of the first half reverses arc e of the second
+    recv = ForestConv(4, 4, num_trees=2, normalize=normalize, cached=False).double()
+    send = ForestConv(4, 4, num_trees=2, normalize=normalize, direction="sender", cached=False).double()
+    send.load_state_dict(recv.state_dict())
+    forest = recv.sample_forest(ei, n, w, torch.Generator().manual_seed(2))
+    x = torch.randn(n, 4, dtype=torch.float64)
+    assert_close(send(x, ei, w, forest=forest), recv(x, ei, w_rev, forest=forest))
+    assert not torch.allclose(send(x, ei, w, forest=forest), recv(x, ei, w, forest=forest))
+
+
+def test_unknown_direction_is_refused() -> None:
+    with pytest.raises(GraphInputError, match="direction"):
+        ForestConv(4, 4, direction="both")  # pyright: ignore[reportArgumentType]  # the bad value under test

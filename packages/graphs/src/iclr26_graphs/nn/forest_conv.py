@@ -5,9 +5,15 @@ r"""``ForestConv``: a PyG ``MessagePassing`` layer that aggregates over a forest
 
 where :math:`f^{(T)}` is Theorem 1's tree aggregator (:class:`~iclr26_graphs.nn.TreeAggregator`, shared
 weights across trees) and ``s(e_ij) = (w_{j→i} + w_{i→j}) / 2`` comes from the layer's ``edge_weight``
-(uniform trees when it is None or ``uniform_sampling``). ``edge_weight[e]`` also weights the message from
-``edge_index[0, e]`` to ``edge_index[1, e]`` along tree paths (PyG convention); with
-``normalize=True`` every node's incoming tree-neighbour weights are rescaled to sum to one.
+(uniform trees when it is None or ``uniform_sampling``). ``edge_weight`` also weights the messages along
+tree paths. With ``direction="receiver"`` (default, PyG's convention) ``edge_weight[e]`` weights the
+message from ``edge_index[0, e]`` to ``edge_index[1, e]``: for attention ``α_{i→j}`` stored on the arc
+``(j, i)`` the message ``a → b`` is weighted by ``α_{b→a}``, the receiver's attention on the sender. With
+``direction="sender"`` it weights the message from ``edge_index[1, e]`` to ``edge_index[0, e]``: the
+message ``a → b`` is weighted by ``α_{a→b}``, the sender's attention on the receiver, which is how
+Theorem 1 of the paper writes the bottom-up pass (``α_{v→u}`` for child ``v`` → parent ``u``). With
+``normalize=True`` (not in the paper) every node's incoming tree-neighbour weights are rescaled to sum
+to one.
 
 Like ``GCNConv(cached=True)``, the sampled forest is cached after the first call (``cached=True``);
 pass ``forest=`` to use your own and :meth:`sample_forest` to draw one.
@@ -16,6 +22,7 @@ pass ``forest=`` to use your own and :meth:`sample_forest` to draw one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -26,7 +33,9 @@ from iclr26_graphs.nn.tree_aggregator import TreeAggregator, tree_aggregate
 from iclr26_graphs.ops.spanning_tree import Sampler, sample_spanning_forests
 from iclr26_graphs.ops.tree_schedule import TreeSchedule, build_tree_schedule
 
-__all__ = ["Forest", "ForestConv", "make_forest"]
+__all__ = ["Direction", "Forest", "ForestConv", "make_forest"]
+
+Direction = Literal["receiver", "sender"]
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,9 @@ class ForestConv(MessagePassing):
         out_channels: Output feature size.
         num_trees: ``N_T`` (the paper finds 6–10 best).
         uniform_sampling: Sample uniform spanning trees instead of ``∝ Π s(e)``.
-        normalize: Rescale incoming tree-neighbour weights of every node to sum to 1.
+        normalize: Rescale incoming tree-neighbour weights of every node to sum to 1 (not in the paper).
+        direction: ``"receiver"``: ``edge_weight[e]`` weights the message ``edge_index[0, e] → edge_index[1, e]``;
+            ``"sender"``: the message ``edge_index[1, e] → edge_index[0, e]`` (see the module docstring).
         row_norm: L2-normalise every node's output per tree before averaging (the paper's RowNorm).
         cached: Keep the first sampled forest for later calls (transductive training).
         sampler: ``"cycle-popping"`` or ``"wilson"``.
@@ -118,7 +129,8 @@ class ForestConv(MessagePassing):
         num_trees: int = 8,
         *,
         uniform_sampling: bool = False,
-        normalize: bool = True,
+        normalize: bool = False,
+        direction: Direction = "receiver",
         row_norm: bool = True,
         cached: bool = True,
         sampler: Sampler = "cycle-popping",
@@ -128,7 +140,10 @@ class ForestConv(MessagePassing):
         if num_trees < 1:
             raise GraphInputError(f"num_trees = {num_trees}: expected >= 1")
         self.in_channels, self.out_channels, self.num_trees = in_channels, out_channels, num_trees
+        if direction not in ("receiver", "sender"):
+            raise GraphInputError(f"direction = {direction!r}: expected 'receiver' or 'sender'")
         self.uniform_sampling, self.normalize, self.row_norm = uniform_sampling, normalize, row_norm
+        self.direction: Direction = direction
         self.cached = cached
         self.sampler: Sampler = sampler
         self.aggregator = TreeAggregator(in_channels, out_channels, bias=bias)
@@ -174,7 +189,6 @@ class ForestConv(MessagePassing):
         n_t = forest.num_trees
         if edge_weight is None:
             edge_weight = torch.ones(edge_index.size(1), dtype=x.dtype, device=x.device)
-        # message weight child→parent is the arc (child, parent); parent→child the arc (parent, child)
         if edge_weight.shape != (forest.arc_of_edge.numel(),):
             raise GraphInputError(
                 f"edge_weight has shape {tuple(edge_weight.shape)}; the forest's graph has "
@@ -185,8 +199,9 @@ class ForestConv(MessagePassing):
         arc_w = torch.zeros(forest.num_arcs, dtype=x.dtype, device=x.device).index_add(
             0, forest.arc_of_edge, edge_weight.to(x.dtype)
         ) / count.clamp(min=1)
-        w_fwd = arc_w[forest.arc_fwd]
-        w_bwd = arc_w[forest.arc_bwd]
+        # receiver: the message child → parent has the weight of the arc (child, parent); sender: of (parent, child)
+        w_fwd = arc_w[forest.arc_fwd if self.direction == "receiver" else forest.arc_bwd]
+        w_bwd = arc_w[forest.arc_bwd if self.direction == "receiver" else forest.arc_fwd]
         if self.normalize:
             trees = forest.trees
             offs = (torch.arange(n_t, device=x.device) * n)[:, None]

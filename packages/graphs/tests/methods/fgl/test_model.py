@@ -16,6 +16,7 @@ from iclr26_graphs.methods.fgl.claims import claims, report
 from iclr26_graphs.methods.fgl.config import PRESETS
 from iclr26_graphs.methods.fgl.model import Modules
 from iclr26_graphs.methods.fgl.preprocess import build_structure, knn_edges
+from iclr26_graphs.methods.fgl.train import grid
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.testing import assert_close, smoke_run
 
@@ -51,6 +52,9 @@ def structure(graph):
         ("compare", "gcn,appnp"),
         ("repeats", 0),
         ("dropout", 1.5),
+        ("tune_betas", ((0.8, 0.5),)),
+        ("tune_knn_k", (-1,)),
+        ("tree_message", "both"),
         ("phis", (2.0,)),
         ("num_trees", 0),
         ("csbm_nodes", 7),
@@ -64,6 +68,38 @@ def test_config_rejects_bad_values(field: str, value: object) -> None:
 def test_presets_are_valid() -> None:
     assert set(PRESETS) >= {"smoke", "quick", "full"}
     assert PRESETS["full"].csbm_nodes == 5000 and 6 <= PRESETS["quick"].num_trees <= 10
+    # the paper's tree-weight form (no rescaling) and tuned k, β are the defaults
+    assert not PRESETS["quick"].normalize_tree_weights and len(grid(PRESETS["quick"])) == 4
+
+
+def test_grid_falls_back_to_the_fixed_values() -> None:
+    cfg = dataclasses.replace(PRESETS["quick"], tune_knn_k=(), tune_betas=(), knn_k=3, beta1=0.2, beta2=0.4)
+    assert grid(cfg) == [(3, (0.2, 0.4))]
+    cfg = dataclasses.replace(cfg, tune_knn_k=(0, 10))
+    assert grid(cfg) == [(0, (0.2, 0.4)), (10, (0.2, 0.4))]
+
+
+def test_without_knn_nothing_sits_on_knn_only_arcs(graph) -> None:
+    args = (graph.x, graph.edge_index, graph.y, graph.train_mask, graph.val_mask)
+
+    def build(k: int) -> dict:
+        gen = torch.Generator().manual_seed(0)
+        return build_structure(*args, knn_k=k, num_trees=2, pseudo_epochs=5, estimator_epochs=5, generator=gen)[1]
+
+    diag0 = build(0)
+    assert diag0["attention_on_knn_only"] == 0.0 and diag0["tree_edges_knn_only"] == 0.0
+    diag5 = build(5)
+    assert 0.0 < diag5["attention_on_knn_only"] <= 1.0 + 1e-6 and 0.0 < diag5["tree_edges_knn_only"] <= 1.0
+
+
+def test_tree_message_switch_changes_the_model(graph, structure) -> None:
+    s, _ = structure
+    torch.manual_seed(0)
+    recv = FGL(graph.num_features, 2, hidden_channels=8, num_trees=3).eval().set_structure(s)
+    send = FGL(graph.num_features, 2, hidden_channels=8, num_trees=3, tree_message="sender").eval()
+    send.load_state_dict(recv.state_dict())
+    send.set_structure(s)
+    assert not torch.allclose(recv(graph.x), send(graph.x))
 
 
 def test_structure_is_a_valid_augmented_graph(graph, structure) -> None:
@@ -197,7 +233,10 @@ def test_smoke_run_writes_a_valid_run_directory(tmp_path) -> None:
     )
     assert [g["graph"] for g in results["graphs"]] == ["csbm(phi=-0.50)"]
     accs = results["graphs"][0]["accuracy"]
-    assert {"fgl", "gcn", "fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"} <= set(accs)
+    assert {"fgl", "fgl-sender", "gcn", "fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"} <= set(accs)
+    # k chosen on validation from the smoke grid, β fixed (no β grid in smoke)
+    assert results["graphs"][0]["selected"][0]["knn_k"] in (0, 5)
+    assert results["graphs"][0]["selected"][0]["beta1"] == PRESETS["smoke"].beta1
     assert all(0 <= a["mean"] <= 1 for a in accs.values())
     assert (run.path / "figures" / "ablation.png").is_file()
     json.loads((run.path / "results.json").read_text())

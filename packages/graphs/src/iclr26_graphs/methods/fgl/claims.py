@@ -149,7 +149,8 @@ def report(results: Mapping[str, Any]) -> str:
     graphs = list(results["graphs"])
     if not graphs:
         return "No graph finished."
-    order = ["fgl", "gcn", "appnp", "gcnii", "fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"]
+    order = ["fgl", "fgl-sender", "fgl-receiver", "gcn", "appnp", "gcnii"]
+    order += ["fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"]
     methods = [m for m in order if any(m in g["accuracy"] for g in graphs)]
     lines = ["## Accuracy (test, mean ± std over repeats)", ""]
     lines.append("| graph | homophily | " + " | ".join(methods) + " |")
@@ -172,6 +173,16 @@ def report(results: Mapping[str, Any]) -> str:
             f"| {g['graph']} | {g['homophily']:.3f} | {f(g, 'homophily_knn')} | {f(g, 'homophily_augmented')} | "
             f"{f(g, 'homophily_trees')} | {f(g, 'tree_homophily_guided')} | {f(g, 'tree_homophily_uniform')} | "
             f"{f(g, 'pseudo_test_acc')} |"
+        )
+    lines += ["", "## Chosen on validation nodes, and how much sits on kNN-only arcs", ""]
+    lines.append("| graph | (k, β1, β2) per repeat | attention on kNN-only arcs | tree edges on kNN-only arcs |")
+    lines.append("|---|---|---|---|")
+    for g in graphs:
+        chosen = "; ".join(
+            f"({s['knn_k']}, {s['beta1']:g}, {s['beta2']:g})" for s in g.get("selected", []) if s is not None
+        )
+        lines.append(
+            f"| {g['graph']} | {chosen or '—'} | {f(g, 'attention_on_knn_only')} | {f(g, 'tree_edges_knn_only')} |"
         )
     lines += ["", f"Wall time: {results.get('wall_seconds', float('nan')):.1f} s."]
     return "\n".join(lines)

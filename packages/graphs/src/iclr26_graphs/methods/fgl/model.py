@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr26_graphs.errors import GraphInputError
-from iclr26_graphs.nn.forest_conv import Forest, ForestConv, make_forest
+from iclr26_graphs.nn.forest_conv import Direction, Forest, ForestConv, make_forest
 
 Modules = Literal["both", "global", "local"]
 
@@ -99,7 +99,10 @@ class FGL(nn.Module):
         dropout: Dropout on the input and on ``H''``.
         modules: ``"both"``; ``"global"`` = without the local sub-module (``H = X W_H``); ``"local"`` =
             without the global sub-module (``H'' = H``).
-        normalize_tree_weights: Rescale α over each node's tree neighbours (see :class:`ForestConv`).
+        normalize_tree_weights: Rescale α over each node's tree neighbours (not in the paper; see
+            :class:`ForestConv`).
+        tree_message: Which attention weights the tree message ``a → b``: ``"receiver"`` (``α_{b→a}``,
+            our documented reading) or ``"sender"`` (``α_{a→b}``, Theorem 1's ``α_{v→u}``).
 
     ``forward(x [n, f], edge_index=None, structure=None) -> logits [n, C]``; the structure is the one set
     by :meth:`set_structure` unless given (``edge_index`` is only checked against it).
@@ -118,7 +121,8 @@ class FGL(nn.Module):
         gamma: float = 0.3,
         dropout: float = 0.5,
         modules: Modules = "both",
-        normalize_tree_weights: bool = True,
+        normalize_tree_weights: bool = False,
+        tree_message: Direction = "receiver",
     ) -> None:
         super().__init__()
         if not (0 <= beta1 and 0 <= beta2 and beta1 + beta2 <= 1):
@@ -130,7 +134,12 @@ class FGL(nn.Module):
         self.fuser_modules: Modules = modules  # not `modules`: that is nn.Module.modules()
         self.lin_h = nn.Linear(in_channels, hidden_channels)
         self.conv = ForestConv(
-            hidden_channels, hidden_channels, num_trees, normalize=normalize_tree_weights, cached=False
+            hidden_channels,
+            hidden_channels,
+            num_trees,
+            normalize=normalize_tree_weights,
+            direction=tree_message,
+            cached=False,
         )
         self.classifier = nn.Linear(hidden_channels, out_channels)
         self.structure: FGLStructure | None = None

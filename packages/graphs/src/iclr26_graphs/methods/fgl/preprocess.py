@@ -144,11 +144,13 @@ def build_structure(
     uniform_trees: bool = False,
     sampler: Sampler = "cycle-popping",
     generator: torch.Generator | None = None,
+    pseudo: tuple[torch.Tensor, str, float] | None = None,
 ) -> tuple[FGLStructure, dict[str, Any]]:
     """Run FGL's pre-processing; returns the structure and diagnostics (homophily of G, Ĝ, trees...).
 
     ``y`` is read only on ``train_mask`` (and ``val_mask`` to choose the pseudo-label form); the
-    diagnostics use all labels to *measure* homophily, never to build anything.
+    diagnostics use all labels to *measure* homophily, never to build anything. ``pseudo`` reuses the
+    output of :func:`pseudo_labels` (e.g. when several ``knn_k`` are tried on one graph).
     """
     validate_graph(x, edge_index, y, where="FGL input")
     n = x.size(0)
@@ -156,17 +158,19 @@ def build_structure(
         raise GraphInputError("FGL input: edge_index holds only self-loops")
     if not bool(train_mask.any()):
         raise GraphInputError("FGL input: train_mask selects no node")
-    probs, form, pseudo_val = pseudo_labels(
-        x,
-        edge_index,
-        y,
-        train_mask,
-        val_mask,
-        model=pseudo_model,
-        epochs=pseudo_epochs,
-        lr=lr,
-        weight_decay=weight_decay,
-    )
+    if pseudo is None:
+        pseudo = pseudo_labels(
+            x,
+            edge_index,
+            y,
+            train_mask,
+            val_mask,
+            model=pseudo_model,
+            epochs=pseudo_epochs,
+            lr=lr,
+            weight_decay=weight_decay,
+        )
+    probs, form, pseudo_val = pseudo
     knn = knn_edges(probs, knn_k)
     g_hat = _symmetric_simple(torch.cat([edge_index, knn], 1), n)
     targets = probs.detach().clone()
@@ -181,6 +185,10 @@ def build_structure(
     trees = sample_trees(g_hat, None if uniform_trees else attention, n, num_trees, generator, sampler=sampler)
     structure = FGLStructure(n, g_hat, attention, make_forest(g_hat, n, trees))
     same = (y[g_hat[0]] == y[g_hat[1]]).float()
+    g_keys = _symmetric_simple(edge_index, n)
+    g_keys = g_keys[0] * n + g_keys[1]
+    knn_only = ~torch.isin(g_hat[0] * n + g_hat[1], g_keys)
+    tree_knn_only = ~torch.isin(trees[:, 0] * n + trees[:, 1], g_keys)
     diag = {
         "pseudo_model": form,
         "pseudo_val_acc": pseudo_val,
@@ -193,6 +201,9 @@ def build_structure(
         "homophily_trees": tree_homophily(trees, y),
         # attention-weighted homophily: how much of the estimator's mass sits on same-class arcs, per target
         "attention_on_same_class": float((attention * same).sum() / n),
+        # how much of Ĝ's attention mass and of the trees sits on arcs that only the kNN step added
+        "attention_on_knn_only": float((attention * knn_only.float()).sum() / n),
+        "tree_edges_knn_only": float(tree_knn_only.float().mean()) if tree_knn_only.numel() else 0.0,
         "estimator_loss_first_last": [losses[0], losses[-1]] if losses else [],
         "augmented_arcs": int(g_hat.size(1)),
     }

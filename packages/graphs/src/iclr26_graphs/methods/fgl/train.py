@@ -22,7 +22,8 @@ from iclr26_graphs.data.csbm import CsbmParams
 from iclr26_graphs.data.registry import graph_tensors, load_graph
 from iclr26_graphs.methods.fgl.config import FGLConfig
 from iclr26_graphs.methods.fgl.model import FGL, FGLStructure, Modules, make_baseline
-from iclr26_graphs.methods.fgl.preprocess import build_structure, sample_trees, tree_homophily
+from iclr26_graphs.methods.fgl.preprocess import build_structure, pseudo_labels, sample_trees, tree_homophily
+from iclr26_graphs.nn.forest_conv import Direction
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
 from iclr26_shared.seeding import seed_everything
@@ -79,24 +80,40 @@ def graph_names(cfg: FGLConfig) -> list[tuple[str, float | None]]:
     return [(cfg.dataset, None)]
 
 
-def _fgl(cfg: FGLConfig, num_features: int, num_classes: int, modules: Modules | None = None) -> FGL:
+def _fgl(
+    cfg: FGLConfig,
+    num_features: int,
+    num_classes: int,
+    betas: tuple[float, float],
+    modules: Modules | None = None,
+    tree_message: Direction | None = None,
+) -> FGL:
     return FGL(
         num_features,
         num_classes,
         hidden_channels=cfg.hidden,
         num_trees=cfg.num_trees,
-        beta1=cfg.beta1,
-        beta2=cfg.beta2,
+        beta1=betas[0],
+        beta2=betas[1],
         k_local=cfg.k_local,
         gamma=cfg.gamma,
         dropout=cfg.dropout,
         modules=modules or cfg.modules,
         normalize_tree_weights=cfg.normalize_tree_weights,
+        tree_message=tree_message or cfg.tree_message,
     )
 
 
+def grid(cfg: FGLConfig) -> list[tuple[int, tuple[float, float]]]:
+    """The ``(k, (β1, β2))`` candidates tuned on validation accuracy (just the fixed values without grids)."""
+    ks = cfg.tune_knn_k or (cfg.knn_k,)
+    betas = cfg.tune_betas or ((cfg.beta1, cfg.beta2),)
+    return [(k, b) for k in ks for b in betas]
+
+
 def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: torch.device) -> dict[str, Any]:
-    """One graph and seed: every model's test accuracy and the tree diagnostics."""
+    """One graph and seed: tune (k, β1, β2) on validation accuracy, then every model's test accuracy and
+    the tree diagnostics at the chosen setting."""
     params = None
     if phi is not None:
         params = CsbmParams(cfg.csbm_nodes, cfg.csbm_features, cfg.csbm_degree, cfg.csbm_epsilon, phi)
@@ -118,44 +135,80 @@ def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: to
             model, forward, *masks, epochs=cfg.epochs, lr=cfg.lr, weight_decay=cfg.weight_decay, patience=cfg.patience
         )
 
+    def fit_fgl(
+        struct: FGLStructure,
+        betas: tuple[float, float],
+        modules: Modules | None = None,
+        tree_message: Direction | None = None,
+    ) -> dict[str, float]:
+        torch.manual_seed(seed)
+        model = _fgl(cfg, g.x.size(1), num_classes, betas, modules, tree_message).to(device).set_structure(struct)
+        return fit(model, lambda: model(g.x))
+
     gen = torch.Generator(device=device).manual_seed(seed)
     seed_everything(seed)
     t0 = time.perf_counter()
-    structure, diag = build_structure(
+    pseudo = pseudo_labels(
         g.x,
         g.edge_index,
         g.y,
         g.train_mask,
         g.val_mask,
-        num_trees=cfg.num_trees,
-        knn_k=cfg.knn_k,
-        pseudo_model=cfg.pseudo_model,
-        pseudo_epochs=cfg.pseudo_epochs,
-        estimator_channels=cfg.estimator_channels,
-        estimator_epochs=cfg.estimator_epochs,
+        model=cfg.pseudo_model,
+        epochs=cfg.pseudo_epochs,
         lr=cfg.lr,
         weight_decay=cfg.weight_decay,
-        uniform_trees=cfg.tree_sampling == "uniform",
-        sampler=cfg.sampler,
-        generator=gen,
     )
-    diag["preprocess_seconds"] = time.perf_counter() - t0
-    variants: dict[str, tuple[FGLStructure, Modules | None]] = {"fgl": (structure, None)}
+    built: dict[int, tuple[FGLStructure, dict[str, Any]]] = {}
+    for k in dict.fromkeys(k for k, _ in grid(cfg)):
+        built[k] = build_structure(
+            g.x,
+            g.edge_index,
+            g.y,
+            g.train_mask,
+            g.val_mask,
+            num_trees=cfg.num_trees,
+            knn_k=k,
+            estimator_channels=cfg.estimator_channels,
+            estimator_epochs=cfg.estimator_epochs,
+            lr=cfg.lr,
+            weight_decay=cfg.weight_decay,
+            uniform_trees=cfg.tree_sampling == "uniform",
+            sampler=cfg.sampler,
+            generator=gen,
+            pseudo=pseudo,
+        )
+    preprocess_seconds = time.perf_counter() - t0
+    # model selection on the validation nodes only (the first candidate wins ties)
+    tuning = []
+    for k, betas in grid(cfg):
+        res = fit_fgl(built[k][0], betas)
+        tuning.append({"knn_k": k, "beta1": betas[0], "beta2": betas[1], **res})
+    best = max(range(len(tuning)), key=lambda i: (tuning[i]["val_acc"], -i))
+    k, betas = grid(cfg)[best]
+    structure, diag = built[k]
+    diag = {
+        **diag,
+        "preprocess_seconds": preprocess_seconds,
+        "selected": {"knn_k": k, "beta1": betas[0], "beta2": betas[1]},
+    }
+    diag["tuning"] = tuning
+    results: dict[str, Any] = {
+        "fgl": {key: v for key, v in tuning[best].items() if key not in ("knn_k", "beta1", "beta2")}
+    }
+    if cfg.both_directions:
+        other: Direction = "sender" if cfg.tree_message == "receiver" else "receiver"
+        results[f"fgl-{other}"] = fit_fgl(structure, betas, tree_message=other)
     if ablate:
         uniform = sample_trees(structure.edge_index, None, n, cfg.num_trees, gen, sampler=cfg.sampler)
         guided = sample_trees(structure.edge_index, structure.attention, n, cfg.num_trees, gen, sampler=cfg.sampler)
         trees = guided if cfg.tree_sampling == "homophily" else uniform
         diag["tree_homophily_guided"] = tree_homophily(guided, g.y)
         diag["tree_homophily_uniform"] = tree_homophily(uniform, g.y)
-        variants["fgl-uniform"] = (structure.with_trees(uniform), None)
-        variants["fgl-single-tree"] = (structure.with_trees(trees[:1]), None)
-        variants["fgl-no-global"] = (structure, "local")
-        variants["fgl-no-local"] = (structure, "global")
-    results: dict[str, Any] = {}
-    for name, (struct, modules) in variants.items():
-        torch.manual_seed(seed)
-        model = _fgl(cfg, g.x.size(1), num_classes, modules).to(device).set_structure(struct)
-        results[name] = fit(model, lambda m=model: m(g.x))
+        results["fgl-uniform"] = fit_fgl(structure.with_trees(uniform), betas)
+        results["fgl-single-tree"] = fit_fgl(structure.with_trees(trees[:1]), betas)
+        results["fgl-no-global"] = fit_fgl(structure, betas, "local")
+        results["fgl-no-local"] = fit_fgl(structure, betas, "global")
     for name in cfg.compare:
         torch.manual_seed(seed)
         kw = dict(
@@ -215,12 +268,16 @@ def _aggregate(cfg: FGLConfig, units: dict[str, list[dict[str, Any]]]) -> list[d
             "tree_homophily_guided",
             "tree_homophily_uniform",
             "preprocess_seconds",
+            "attention_on_same_class",
+            "attention_on_knn_only",
+            "tree_edges_knn_only",
         ):
             vals = [r["diagnostics"][key] for r in rows if key in r["diagnostics"]]
             vals = [v for v in vals if not (isinstance(v, float) and math.isnan(v))]
             if vals:
                 entry[key] = _summary(vals)
         entry["pseudo_models"] = [r["diagnostics"]["pseudo_model"] for r in rows]
+        entry["selected"] = [r["diagnostics"].get("selected") for r in rows]
         graphs.append(entry)
     return graphs
 
