@@ -102,3 +102,11 @@ def test_methods_key_must_match_name() -> None:
 def test_usage_error_type() -> None:
     with pytest.raises(UsageError):
         parse_method_args(TOY_SPEC, ["--preset", "nope"], prog="t")
+
+
+def test_unwritable_out_dir_and_empty_resume_say_so_in_one_line(tmp_path: Path) -> None:
+    res = run_cli(main, ["toy-ridge", "--preset", "smoke", "--quiet", "--out-dir", "/dev/null/x"])
+    assert res.code == 2 and "cannot create the run directory /dev/null/x" in res.err
+    assert len(res.err.strip().splitlines()) == 1 and "Traceback" not in res.err
+    res = run_cli(main, ["toy-ridge", "--preset", "smoke", "--quiet", "--resume", "--out-dir", str(tmp_path)])
+    assert res.code == 0 and "--resume: no earlier toy-ridge run" in res.err and "starting a new run" in res.err

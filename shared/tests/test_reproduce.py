@@ -34,10 +34,10 @@ def test_single_seed_report_keeps_going_and_links_runs(tmp_path: Path) -> None:
     assert "| holds |" in row and "(toy: optimum)" in row and "threshold 1.05" in row
     assert "| broken | testing | 0 | **failed**: RuntimeError: toy crash at step 5" in text
     assert "claims: 1 hold, 0 fail, 0 inconclusive" in text
-    link = re.search(r"\[report\]\(([^)]+)\)", text).group(1)
-    assert (report.parent / link).is_file()
-    fig = re.search(r"\[loss\]\(([^)]+)\)", text).group(1)
-    assert (report.parent / fig).is_file()
+    link = re.search(r"\[report\]\(([^)]+)\)", text)
+    assert link is not None and (report.parent / link.group(1)).is_file()
+    fig = re.search(r"\[loss\]\(([^)]+)\)", text)
+    assert fig is not None and (report.parent / fig.group(1)).is_file()
     data = json.loads((report.parent / "report.json").read_text())
     assert data["claims"][0]["verdict"] == "holds" and data["claims"][0]["single_seed"]
     assert data["runs"][0]["error"] and data["seeds"] == [0]
@@ -77,7 +77,7 @@ def test_resume_skips_finished_runs_and_finishes_the_plan(tmp_path: Path) -> Non
     data = json.loads((out / "report.json").read_text())
     import shutil
 
-    shutil.rmtree(next(o.run_dir for o in outs if o.seed == 1))
+    shutil.rmtree(str(next(o.run_dir for o in outs if o.seed == 1)))
     report2, outs2 = reproduce({"toy-ridge": SMOKE_TOY}, resume=out)
     assert report2 == report and [o.seed for o in outs2] == [0, 1] and all(o.ok for o in outs2)
     runs_after = sorted(p.name for p in (out / "toy-ridge").iterdir())

@@ -56,7 +56,9 @@ def test_checkpoints_are_atomic_and_keep_last_k(tmp_path: Path) -> None:
         run.save_checkpoint(step, {"w": torch.full((3,), float(step)), "meta": {"lr": 0.1, "tags": ["a"]}})
     assert [s for s, _ in run.checkpoints()] == [20, 30]
     assert not [p for p in run.checkpoint_dir.iterdir() if p.name.endswith(".tmp")]
-    step, state = run.load_checkpoint()
+    loaded = run.load_checkpoint()
+    assert loaded is not None
+    step, state = loaded
     assert step == 30 and torch.equal(state["w"], torch.full((3,), 30.0)) and state["meta"]["tags"] == ["a"]
 
 
@@ -122,7 +124,9 @@ def test_crashed_run_resumes_bit_for_bit(tmp_path: Path) -> None:
         execute(TOY_SPEC, ToyConfig(steps=60, checkpoint_every=20, crash_at=47), crash_flags)
     # The crash hook is part of the config, so reopen the crashed directory with the clean config.
     crashed = next((tmp_path / "b" / TOY_SPEC.name).iterdir())
-    assert [s for s, _ in RunDir(crashed, method="m", config=cfg, seed=0, device="cpu").checkpoints()] == [20, 40]
+    assert [
+        s for s, _ in RunDir(crashed, method="m", config=cfg, seed=0, device=torch.device("cpu")).checkpoints()
+    ] == [20, 40]
     run = RunDir(crashed, method=TOY_SPEC.name, config=cfg, seed=0, device=torch.device("cpu"), quiet=True)
     resumed = TOY_SPEC.run(cfg, run)
     assert resumed["w"] == clean["w"]  # bit-for-bit: RNG states travel in the checkpoint

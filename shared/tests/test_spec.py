@@ -2,6 +2,7 @@
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pytest
 
@@ -20,8 +21,8 @@ class WithSeed:
     seed: int = 0
 
 
-def _spec(**kw):
-    base = dict(name="a-b", domain="d", paper="p", config=ToyConfig, run=lambda c, r: {})
+def _spec(**kw: Any) -> MethodSpec[Any]:
+    base: dict[str, Any] = dict(name="a-b", domain="d", paper="p", config=ToyConfig, run=lambda c, r: {})
     base["presets"] = {p: ToyConfig() for p in ("smoke", "quick", "full")}
     base.update(kw)
     return MethodSpec(**base)
@@ -94,11 +95,11 @@ def test_from_module_is_lazy_and_picklable(tmp_path, monkeypatch) -> None:
     spec = MethodSpec.from_module(module, name="toy-lazy", paper="p", summary="s")
     assert spec.domain == "toy-domain" and spec.config is ToyConfig and spec.preset("smoke").steps == 5
     assert f"{module}.train" not in sys.modules and not calls.exists()
-    assert spec.run(spec.preset("smoke"), None) == {"steps": 5}
+    assert spec.run(spec.preset("smoke"), cast(Any, None)) == {"steps": 5}
     assert calls.read_text() == "train imported\n"
     assert [c.verdict for c in spec.check_claims({"steps": 5})] == ["holds"] and spec.report({}) == "body"
     again = pickle.loads(pickle.dumps(spec))
-    assert again.run(again.preset("quick"), None) == {"steps": 400}
+    assert again.run(again.preset("quick"), cast(Any, None)) == {"steps": 400}
 
 
 def test_from_module_errors(tmp_path, monkeypatch) -> None:

@@ -70,10 +70,9 @@ def test_plots_are_pngs(tmp_path: Path) -> None:
 
 
 def test_bench_measures_ratios_in_one_process(tmp_path: Path, monkeypatch) -> None:
-    import iclr26_shared.bench as bench
 
     clock = [0.0]
-    monkeypatch.setattr(bench.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr("iclr26_shared.bench.time.perf_counter", lambda: clock[0])
 
     def work(seconds: float):
         return lambda: clock.__setitem__(0, clock[0] + seconds)

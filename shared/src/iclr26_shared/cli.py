@@ -161,6 +161,8 @@ def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
     cfg, flags, preset = parse_method_args(spec, args, prog=prog)
     if n_seeds == 1:
         run, _, claims = execute(spec, cfg, flags, preset=preset)
+        if not run.dist.is_main:  # under torchrun only rank 0 reports
+            return 0
         print(f"run directory: {run.path}")
         for c in claims:
             ref = format_number(c.reference)

@@ -36,7 +36,7 @@ import types
 import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, TypeVar, cast, get_args, get_origin, get_type_hints
 
 import annotated_types as at
 
@@ -394,7 +394,7 @@ def config_from_dict(cls: type[C], data: Mapping[str, Any], *, _prefix: str = ""
     if not isinstance(data, Mapping):
         raise ConfigError(_prefix.rstrip(".") or cls.__name__, data, "a JSON object")
     hints = get_type_hints(cls, include_extras=True)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = {f.name: f for f in dataclasses.fields(cast(Any, cls)) if f.init}
     unknown = sorted(set(data) - set(fields))
     if unknown:
         raise ConfigError(

@@ -241,7 +241,7 @@ def load_digits(test_fraction: float = 0.2, seed: int = 0) -> ImageDataset:
     """scikit-learn's UCI digits: 1,797 images 8×8 (0–16 grey levels scaled to 0–255), 10 classes."""
     from sklearn.datasets import load_digits as _load
 
-    d = _load()
+    d: Any = _load()
     x = np.clip(np.rint(d.images * (255.0 / 16.0)), 0, 255).astype(np.uint8)
     y = d.target.astype(np.int64)
     xtr, ytr, xte, yte = _stratified_split(x, y, test_fraction, seed)

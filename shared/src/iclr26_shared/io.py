@@ -54,8 +54,9 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_jsonable(v) for v in value]
-    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
-        return to_jsonable(value.item())  # numpy / torch scalars
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "ndim", 1) == 0:
+        return to_jsonable(item())  # numpy / torch scalars
     if isinstance(value, Path):
         return str(value)
     return value

@@ -351,7 +351,8 @@ class RayScheduler:
             res = spec.resources
             cpus = self.node_cpus() if alone else res.cpus
             gpus = max(res.gpus, 1.0) if spec.needs_gpu(preset) else res.gpus
-            ref = self.remote.options(num_cpus=cpus, num_gpus=gpus).remote(spec, preset, _flags(base, seed), alone)
+            task: Any = self.remote.options(num_cpus=cpus, num_gpus=gpus)
+            ref = task.remote(spec, preset, _flags(base, seed), alone)
             pending[ref] = (name, seed)
 
         queue = list(tasks)

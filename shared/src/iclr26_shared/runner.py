@@ -114,9 +114,11 @@ def execute(
     read back. User errors raise :class:`~iclr26_shared.errors.Iclr26Error` subclasses.
     """
     from iclr26_shared.device import resolve_device
+    from iclr26_shared.distributed import get_context
     from iclr26_shared.runs import RunDir
     from iclr26_shared.seeding import seed_everything
 
+    dist = get_context(flags.device)  # world size 1 unless launched by torchrun
     device = resolve_device(flags.device)
     seed_everything(flags.seed)
     run = RunDir.create(
@@ -126,8 +128,9 @@ def execute(
         seed=flags.seed,
         device=device,
         resume=flags.resume,
-        quiet=flags.quiet,
+        quiet=flags.quiet or not dist.is_main,
         preset=preset,
+        dist=dist,
     )
     done = run.read_results() if run.resumed else None
     if done is not None and isinstance(done.get("claims"), list):

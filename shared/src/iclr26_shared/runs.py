@@ -34,7 +34,8 @@ import torch
 
 from iclr26_shared.config import config_to_dict, stable_hash
 from iclr26_shared.device import describe_device
-from iclr26_shared.errors import CheckpointError
+from iclr26_shared.distributed import DistContext
+from iclr26_shared.errors import CheckpointError, UsageError
 from iclr26_shared.io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json
 from iclr26_shared.progress import ProgressBar
 
@@ -96,6 +97,8 @@ class RunDir:
         device: The ``torch.device`` the run uses.
         quiet: Log lines instead of progress bars.
         resumed: True when an existing directory was reopened.
+        dist: This process's :class:`~iclr26_shared.distributed.DistContext` (world size 1 by default);
+            on ranks other than 0 every write is a no-op (figures go to a scratch folder).
     """
 
     def __init__(
@@ -110,8 +113,11 @@ class RunDir:
         keep_last: int = 2,
         resumed: bool = False,
         preset: str | None = None,
+        dist: DistContext | None = None,
     ) -> None:
         self.path = Path(path)
+        self.dist = dist or DistContext()
+        self._scratch: Path | None = None
         self.method = method
         self.config = config
         self.seed = seed
@@ -143,28 +149,66 @@ class RunDir:
         quiet: bool = False,
         keep_last: int = 2,
         preset: str | None = None,
+        dist: DistContext | None = None,
     ) -> RunDir:
-        """Make ``root/method/<UTC time>-<hash>/`` or, with ``resume``, reopen the newest matching one."""
+        """Make ``root/method/<UTC time>-<hash>/`` or, with ``resume``, reopen the newest matching one.
+
+        Under torchrun rank 0 makes (or finds) the directory and every other rank opens the same one
+        without writing to it. ``--resume`` with nothing to resume says so in one line and starts anew.
+        """
         if keep_last < 1:
             raise ValueError("keep_last must be >= 1")
+        dist = dist or DistContext()
         device = torch.device(device)
+        kwargs: dict[str, Any] = dict(
+            method=method, config=config, seed=seed, device=device, quiet=quiet, keep_last=keep_last
+        )
+        if not dist.is_main:
+            path, resumed = dist.broadcast((Path(), False))
+            return cls(path, resumed=resumed, preset=preset, dist=dist, **kwargs)
+        try:
+            run = cls._create_main(root, method, config, seed, resume, preset, dist, kwargs)
+        except BaseException:
+            dist.broadcast((Path(), False))  # do not leave the other ranks waiting
+            raise
+        dist.broadcast((run.path, run.resumed))
+        return run
+
+    @classmethod
+    def _create_main(
+        cls,
+        root: str | Path,
+        method: str,
+        config: object,
+        seed: int,
+        resume: bool,
+        preset: str | None,
+        dist: DistContext,
+        kwargs: dict[str, Any],
+    ) -> RunDir:
         digest = cls.run_hash(config, seed)
         method_dir = Path(root) / method
-        kwargs = dict(method=method, config=config, seed=seed, device=device, quiet=quiet, keep_last=keep_last)
         if resume:
             matches = sorted(p for p in method_dir.glob(f"*-{digest}") if (p / "config.json").is_file())
             if matches:
-                run = cls(matches[-1], resumed=True, preset=preset, **kwargs)
+                run = cls(matches[-1], resumed=True, preset=preset, dist=dist, **kwargs)
                 run._check_saved_config()
                 run._write_env()
                 return run
+            print(
+                f"--resume: no earlier {method} run with this config and seed under {method_dir}; starting a new run",
+                file=sys.stderr,
+            )
         path = method_dir / f"{_utc_stamp()}-{digest}"
         n = 1
         while path.exists():
             n += 1
             path = method_dir / f"{_utc_stamp()}-{n}-{digest}"
-        path.mkdir(parents=True)
-        run = cls(path, resumed=False, preset=preset, **kwargs)
+        try:
+            path.mkdir(parents=True)
+        except OSError as err:
+            raise UsageError(f"cannot create the run directory {path}: {err.strerror or err}") from None
+        run = cls(path, resumed=False, preset=preset, dist=dist, **kwargs)
         atomic_write_json(
             run.path / "config.json",
             {
@@ -212,9 +256,11 @@ class RunDir:
         return self.path / "metrics.jsonl"
 
     def log(self, step: int, **metrics: Any) -> None:
-        """Append ``{"step": step, **metrics}`` to metrics.jsonl (one line, flushed to disk)."""
+        """Append ``{"step": step, **metrics}`` to metrics.jsonl (one line, flushed to disk; rank 0 only)."""
         from iclr26_shared.io import to_jsonable
 
+        if not self.dist.is_main:
+            return
         line = json.dumps(to_jsonable({"step": int(step), **metrics})) + "\n"
         with open(self.metrics_path, "a", encoding="utf-8") as fh:
             fh.write(line)
@@ -241,6 +287,8 @@ class RunDir:
 
     def _trim_metrics(self, last_step: int) -> None:
         """Drop rows logged after ``last_step`` (they will be recomputed from the checkpoint)."""
+        if not self.dist.is_main:
+            return
         rows = [r for r in self.read_metrics() if int(r.get("step", -1)) <= last_step]
         atomic_write_text(self.metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
 
@@ -266,9 +314,12 @@ class RunDir:
         ``state`` may hold tensors, numbers, strings, lists, tuples and dicts (model/optimizer
         ``state_dict()``s, :func:`~iclr26_shared.seeding.get_rng_state`), nothing else.
         """
+        path = self.checkpoint_dir / f"step-{int(step):09d}.pt"
+        if not self.dist.is_main:
+            return path
         buf = io.BytesIO()
         torch.save({"step": int(step), "state": dict(state)}, buf)
-        path = atomic_write_bytes(self.checkpoint_dir / f"step-{int(step):09d}.pt", buf.getvalue())
+        atomic_write_bytes(path, buf.getvalue())
         for _, old in self.checkpoints()[: -self.keep_last]:
             old.unlink(missing_ok=True)
         return path
@@ -299,7 +350,9 @@ class RunDir:
         return self.path / "results.json"
 
     def write_results(self, results: Mapping[str, Any]) -> Path:
-        """Write results.json atomically."""
+        """Write results.json atomically (rank 0 only)."""
+        if not self.dist.is_main:
+            return self.results_path
         return atomic_write_json(self.results_path, dict(results))
 
     def read_results(self) -> dict[str, Any] | None:
@@ -312,12 +365,20 @@ class RunDir:
         return data
 
     def write_report(self, markdown: str) -> Path:
-        """Write report.md atomically."""
+        """Write report.md atomically (rank 0 only)."""
+        if not self.dist.is_main:
+            return self.path / "report.md"
         return atomic_write_text(self.path / "report.md", markdown)
 
     @property
     def figures_dir(self) -> Path:
-        """``figures/`` (created on first use)."""
+        """``figures/`` (created on first use; a scratch folder on ranks other than 0)."""
+        if not self.dist.is_main:
+            if self._scratch is None:
+                import tempfile
+
+                self._scratch = Path(tempfile.mkdtemp(prefix=f"iclr26-rank{self.dist.rank}-"))
+            return self._scratch
         d = self.path / "figures"
         d.mkdir(exist_ok=True)
         return d

@@ -34,6 +34,8 @@ __all__ = [
     "TOY_SPEC",
     "CliResult",
     "ToyConfig",
+    "TOY_DDP_SPEC",
+    "ToyDDPConfig",
     "assert_close",
     "assert_valid_run_dir",
     "check_domain_cli",
@@ -231,6 +233,79 @@ TOY_SPEC: MethodSpec[ToyConfig] = MethodSpec(
 )
 
 
+@dataclass(frozen=True)
+class ToyDDPConfig:
+    """Linear regression with ``torch.nn.Linear`` and SGD, data-parallel under torchrun."""
+
+    n: PosInt = 512
+    """Number of samples."""
+    dim: PosInt = 8
+    """Number of features."""
+    batch_size: PosInt = 32
+    """Global batch (split evenly over the ranks)."""
+    steps: PosInt = 60
+    """SGD steps."""
+    lr: PosFloat = 0.05
+    """SGD step size."""
+    checkpoint_every: PosInt = 20
+    """Steps between checkpoints."""
+    crash_at: int = -1
+    """Test hook: raise RuntimeError after this step (before it is checkpointed); -1 never."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if self.batch_size > self.n:
+            raise ConfigError("batch_size", self.batch_size, f"at most n = {self.n}")
+
+
+def _toy_ddp_run(cfg: ToyDDPConfig, run: RunDir) -> dict[str, Any]:
+    dist = run.dist
+    gen = make_generator(run.seed)  # the same stream on every rank: data and batch indices agree
+    x = torch.randn(cfg.n, cfg.dim, generator=gen)
+    y = x @ torch.randn(cfg.dim, generator=gen) + 0.1 * torch.randn(cfg.n, generator=gen)
+    torch.manual_seed(run.seed)
+    model = torch.nn.Linear(cfg.dim, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    start = 0
+    ckpt = run.load_checkpoint()
+    if ckpt is not None:
+        start, state = ckpt
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        gen.set_state(state["gen"])
+    ddp = dist.wrap(model)
+    for step in range(start + 1, cfg.steps + 1):
+        idx = dist.shard(torch.randint(0, cfg.n, (cfg.batch_size,), generator=gen), what="batch_size")
+        loss = torch.nn.functional.mse_loss(ddp(x[idx]).squeeze(-1), y[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        run.log(step, **dist.mean({"loss": float(loss.detach())}))
+        if step == cfg.crash_at:
+            raise RuntimeError(f"toy crash at step {step}")
+        if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+            run.save_checkpoint(step, {"model": model.state_dict(), "opt": opt.state_dict(), "gen": gen.get_state()})
+    with torch.no_grad():
+        full = float(torch.nn.functional.mse_loss(model(x).squeeze(-1), y))
+    return {"final_loss": full, "world_size": dist.world_size, "steps": cfg.steps}
+
+
+def _toy_ddp_claims(results: Mapping[str, Any]) -> list[Claim]:
+    return [Claim("SGD fits the linear model", "final MSE", results["final_loss"], threshold=0.05, better="lower")]
+
+
+TOY_DDP_SPEC: MethodSpec[ToyDDPConfig] = MethodSpec(
+    name="toy-ddp",
+    domain="testing",
+    paper="(test method) data-parallel SGD on linear regression",
+    config=ToyDDPConfig,
+    presets={"smoke": ToyDDPConfig(), "quick": ToyDDPConfig(steps=200), "full": ToyDDPConfig(steps=1000)},
+    run=_toy_ddp_run,
+    claims=_toy_ddp_claims,
+    summary="Test method: torchrun/DDP through iclr26_shared.distributed.",
+)
+
+
 def fake_image_dataset(
     n_train: int = 40, n_test: int = 20, shape: tuple[int, ...] = (8, 8), num_classes: int = 4, seed: int = 0
 ) -> ImageDataset:
@@ -271,3 +346,11 @@ def check_domain_cli(main: Callable[[list[str]], int], methods: Mapping[str, Met
     for name, spec in methods.items():
         assert isinstance(spec, MethodSpec) and spec.name == name and spec.domain == domain
         assert set(PRESET_NAMES) <= set(spec.presets)
+
+
+if __name__ == "__main__":  # `python -m iclr26_shared.testing <toy> ...` (and under torchrun)
+    import sys
+
+    from iclr26_shared.cli import run_methods
+
+    sys.exit(run_methods({s.name: s for s in (TOY_SPEC, TOY_DDP_SPEC)}, prog="iclr26-testing", domain="testing"))

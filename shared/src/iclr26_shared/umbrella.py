@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from iclr26_shared.cli import main_guard, run_methods
 from iclr26_shared.errors import UsageError
@@ -94,7 +94,7 @@ def bench(root: Path | None, *, only: Sequence[str] | None, out_dir: Path, quick
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         raise UsageError(f"{self.prog}: {message}")
 
 
