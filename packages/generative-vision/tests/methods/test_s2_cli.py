@@ -22,6 +22,14 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert im["s2"]["distinct_masks"] >= 2
     assert (run_dir / "figures" / "gmm_1d.png").is_file() and (run_dir / "figures" / "samples_s2.png").is_file()
     assert "## Gaussian mixture 1d" in (run_dir / "report.md").read_text()
+    sweep = results["images"]["s2_sweep"]
+    assert [r["s2_scale"] for r in sweep] == [0.0, 0.25, 1.0]
+    assert sweep[0]["fd"] == im["cfg"]["fd"] and sweep[0]["nfe_per_sample"] == im["cfg"]["nfe_per_sample"]  # ω = 0: CFG
+    assert sweep[1]["fd"] == im["s2"]["fd"]
+    gmm_sweep = results["gmm"]["1d"]["s2_sweep"]
+    assert gmm_sweep[0]["nfe_per_sample"] == 20 and gmm_sweep[1]["nfe_per_sample"] == 28
+    assert -1.0 <= results["gmm"]["1d"]["mlp_alignment"]["cosine"] <= 1.0
+    assert (run_dir / "figures" / "s2_sweep.png").is_file() and "ω sweep" in (run_dir / "report.md").read_text()
 
 
 def test_bad_flag_exits_2_with_one_line(tmp_path: Path) -> None:

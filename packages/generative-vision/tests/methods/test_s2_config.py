@@ -19,6 +19,7 @@ from iclr26_shared.errors import ConfigError
         ({"guiders": ("cfg",)}, "guiders"),
         ({"guiders": ("cfg", "s2", "cfg")}, "guiders"),
         ({"s2_scale": -0.25}, "s2_scale"),
+        ({"s2_sweep": (0.0, -1.0)}, "s2_sweep"),
         ({"drop_ratio": 1.0}, "drop_ratio"),
         ({"s2_start": 0.9, "s2_stop": 0.1}, "s2_stop"),
         ({"gmm_dims": (3,)}, "gmm_dims"),

@@ -139,18 +139,30 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
+def _fmt(x: float | None) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4g}"
+
+
+def _alignment_line(name: str, a: Mapping[str, Any] | None) -> list[str]:
+    if not a:
+        return []
+    return [
+        f"{name}: cos(D̂_c − D_c, D_u − D_c) = {_fmt(a['cosine'])}, ‖D̂_c − D_c‖ / ‖D_u − D_c‖ = "
+        f"{_fmt(a['norm_ratio'])} over {a['steps']} S² steps (positive cosine: dropping blocks moves the "
+        "conditional prediction toward the unconditional one, so −ω(D̂_c − D_c) pushes along CFG's direction).",
+        "",
+    ]
 
 
 def report(results: Mapping[str, Any]) -> str:
-    """Markdown tables of every guider's metrics (report.md body)."""
+    """Markdown tables of every guider's metrics, the ω sweep and the correction's direction (report.md)."""
     lines: list[str] = []
     for tag, res in sorted(results.get("gmm", {}).items()):
         lines += [
             f"## Gaussian mixture {tag}",
             "",
-            f"W2 noise floor (two true sample sets): {_fmt(res['truth_w2_floor'])}",
+            f"W2 noise floor (two true sample sets): {_fmt(res['truth_w2_floor'])}; class-blind samples "
+            f"(chance): {_fmt(res.get('w2_unconditional'))}",
             "",
             "| denoiser | guider | W2 | mode shift | spread ratio | outside 99% | NFE/sample |",
             "|---|---|---|---|---|---|---|",
@@ -162,14 +174,28 @@ def report(results: Mapping[str, Any]) -> str:
                     f"| {_fmt(m['outside_mass'])} | {m['nfe_per_sample']} |"
                 )
         lines.append("")
+        if res.get("s2_sweep"):
+            lines += [
+                f"### ω sweep, trained MLP ({tag}; ω = 0 is CFG)",
+                "",
+                "| ω | W2 | mode shift | spread ratio | outside 99% | NFE/sample |",
+                "|---|---|---|---|---|---|",
+            ]
+            for m in res["s2_sweep"]:
+                lines.append(
+                    f"| {_fmt(m['s2_scale'])} | {_fmt(m['w2'])} | {_fmt(m['mode_shift'])} "
+                    f"| {_fmt(m['spread_ratio'])} | {_fmt(m['outside_mass'])} | {m['nfe_per_sample']} |"
+                )
+            lines.append("")
+        lines += _alignment_line(f"Direction of the S² term (MLP, {tag})", res.get("mlp_alignment"))
     if "images" in results:
         im = results["images"]
         lines += [
             f"## Images: {im['dataset']} ({im['num_train']} training images)",
             "",
             f"Evaluation classifier test accuracy {_fmt(im['classifier_test_accuracy'])}; "
-            f"FD(test vs train) = {_fmt(im['fd_test_vs_train'])} (floor). FD is on in-repo classifier features, "
-            "not Inception FID.",
+            f"FD(test vs train) = {_fmt(im['fd_test_vs_train'])} (floor); FD of clamped noise = "
+            f"{_fmt(im.get('fd_noise'))} (chance). FD is on in-repo classifier features, not Inception FID.",
             "",
             "| guider | FD ↓ | class accuracy ↑ | NFE/sample | s/step | time vs CFG |",
             "|---|---|---|---|---|---|",
@@ -180,4 +206,18 @@ def report(results: Mapping[str, Any]) -> str:
                 f"| {_fmt(m['seconds_per_step'])} | {_fmt(m['time_vs_cfg'])} |"
             )
         lines.append("")
+        if im.get("s2_sweep"):
+            lines += [
+                "### ω sweep, DiT (ω = 0 is CFG)",
+                "",
+                "| ω | FD ↓ | class accuracy ↑ | NFE/sample | time vs CFG |",
+                "|---|---|---|---|---|",
+            ]
+            for m in im["s2_sweep"]:
+                lines.append(
+                    f"| {_fmt(m['s2_scale'])} | {_fmt(m['fd'])} | {_fmt(m['class_accuracy'])} "
+                    f"| {m['nfe_per_sample']} | {_fmt(m.get('time_vs_cfg'))} |"
+                )
+            lines.append("")
+        lines += _alignment_line("Direction of the S² term (DiT)", im.get("alignment"))
     return "\n".join(lines)

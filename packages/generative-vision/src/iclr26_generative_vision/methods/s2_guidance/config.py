@@ -33,6 +33,8 @@ class S2GuidanceConfig:
     """Guiders to compare: cond, cfg, s2, naive-s2, slg, autoguidance (cfg and s2 are required)."""
     s2_scale: NonNegFloat = 0.25
     """ω, the S² scale (paper: 0.25)."""
+    s2_sweep: tuple[NonNegFloat, ...] = (0.0, 0.1, 0.25, 0.5, 1.0)
+    """ω values of the S² sweep on the trained denoisers (ω = 0 is CFG, Eq. 4; paper Fig. 7b); empty: none."""
     drop_ratio: OpenUnit = 0.1
     """Fraction of blocks dropped per mask (paper: ~10%, at least one block)."""
     s2_start: Annotated[float, at.Interval(ge=0, lt=1)] = 0.1
@@ -140,6 +142,7 @@ class S2GuidanceConfig:
 PRESETS: dict[str, S2GuidanceConfig] = {
     "smoke": S2GuidanceConfig(
         guiders=("cond", "cfg", "naive-s2", "s2"),
+        s2_sweep=(0.0, 0.25, 1.0),
         num_inference_steps=10,
         gmm_dims=(1,),
         gmm_hidden=32,

@@ -21,7 +21,12 @@ import torch
 from iclr26_generative_vision.data.gmm import ExactGMMDenoiser, GaussianMixture, toy_mixture
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
 from iclr26_generative_vision.methods.s2_guidance.model import build_mlp, drop_labels, make_training_scheduler
-from iclr26_generative_vision.methods.s2_guidance.sampling import guider_settings, run_guider
+from iclr26_generative_vision.methods.s2_guidance.sampling import (
+    correction_alignment,
+    guider_settings,
+    run_guider,
+    sweep_settings,
+)
 from iclr26_generative_vision.metrics.distances import gaussian_mode_stats, wasserstein_empirical
 from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
 from iclr26_shared.runs import RunDir
@@ -121,5 +126,16 @@ def run_gmm(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict[st
             figure_data[tag][f"mlp {name}"] = xs.cpu()
             run.log(0, **{f"gmm_{tag}_{name}_w2": out["mlp"][name]["w2"]})
         out["w2_unconditional"] = _class_blind_w2(gmm, n, run.seed * 1000 + 29 + dim)
+        out["s2_sweep"] = []
+        for omega, sweep in sweep_settings(cfg, settings):  # one truth set for every ω: ω = 0 equals CFG
+            xs, info = run_guider("s2", model, cfg.gmm_depth, sweep, cfg, noise.float(), labels, model.null_label)
+            sweep_gen = torch.Generator().manual_seed(run.seed * 1000 + 41 + dim)
+            out["s2_sweep"].append({"s2_scale": omega, **evaluate_samples(xs, labels, gmm, sweep_gen), **info})
+        align_gen = torch.Generator().manual_seed(run.seed * 1000 + 37 + dim)
+        align_labels = torch.arange(k).repeat_interleave(min(n, 256))
+        x0 = gmm.sample_class(align_labels, align_gen).float().to(device)
+        out["mlp_alignment"] = correction_alignment(
+            model, cfg.gmm_depth, settings, cfg, x0, align_labels.to(device), model.null_label, run.seed
+        )
         results[tag] = out
     return results, figure_data

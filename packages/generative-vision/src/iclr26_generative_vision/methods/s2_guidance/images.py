@@ -18,7 +18,12 @@ import torch
 
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
 from iclr26_generative_vision.methods.s2_guidance.model import build_dit, drop_labels, make_training_scheduler
-from iclr26_generative_vision.methods.s2_guidance.sampling import guider_settings, run_guider
+from iclr26_generative_vision.methods.s2_guidance.sampling import (
+    correction_alignment,
+    guider_settings,
+    run_guider,
+    sweep_settings,
+)
 from iclr26_generative_vision.metrics.classifier import accuracy, features, train_classifier
 from iclr26_generative_vision.metrics.distances import frechet_distance
 from iclr26_generative_vision.nn.dit import ClassConditionalDiT
@@ -153,4 +158,32 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
     cfg_sps = results["guiders"]["cfg"]["seconds_per_step"]
     for row in results["guiders"].values():
         row["time_vs_cfg"] = row["seconds_per_step"] / cfg_sps
+    results["s2_sweep"] = []
+    for omega, sweep in sweep_settings(cfg, settings):
+        if omega == cfg.s2_scale and "s2" in results["guiders"]:
+            row = results["guiders"]["s2"]
+        else:
+            xs, info = run_guider(
+                "s2", model, cfg.dit_depth, sweep, cfg, noise, labels, model.null_label, clip_sample=True, seed=run.seed
+            )
+            xs = xs.clamp(-1, 1)
+            row = {
+                "fd": frechet_distance(features(classifier, xs).cpu().numpy(), real_feats),
+                "class_accuracy": accuracy(classifier, xs, labels),
+                **info,
+                "time_vs_cfg": info["seconds_per_step"] / cfg_sps,
+            }
+        results["s2_sweep"].append({"s2_scale": omega, **row})
+    per_class = min(cfg.samples_per_class, 32)
+    pick = torch.cat([torch.nonzero(data.y_train == c).flatten()[:per_class] for c in range(k)])
+    results["alignment"] = correction_alignment(
+        model,
+        cfg.dit_depth,
+        settings,
+        cfg,
+        data.x_train[pick].to(device),
+        data.y_train[pick].to(device),
+        model.null_label,
+        run.seed,
+    )
     return results, grids

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, cast
 
 import torch
 
@@ -11,9 +14,9 @@ from iclr26_generative_vision.guidance.factory import GuiderSettings, make_guide
 from iclr26_generative_vision.guidance.s2 import S2Guidance
 from iclr26_generative_vision.guidance.sampler import count_forward_passes, guided_sample
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
-from iclr26_generative_vision.methods.s2_guidance.model import make_sampling_scheduler
+from iclr26_generative_vision.methods.s2_guidance.model import make_sampling_scheduler, make_training_scheduler
 
-__all__ = ["guider_settings", "run_guider"]
+__all__ = ["correction_alignment", "guider_settings", "run_guider", "sweep_settings"]
 
 
 def guider_settings(cfg: S2GuidanceConfig, guidance_scale: float, seed: int) -> GuiderSettings:
@@ -65,3 +68,67 @@ def run_guider(
         info["distinct_masks"] = len({m for _, m in guider.mask_history})
         info["masks_applied"] = len(guider.mask_history)
     return out, info
+
+
+def sweep_settings(cfg: S2GuidanceConfig, settings: GuiderSettings) -> Iterator[tuple[float, GuiderSettings]]:
+    """``(ω, settings at ω)`` for every ω of ``cfg.s2_sweep`` (the S² scale only; λ and the masks' seed stay)."""
+    for omega in cfg.s2_sweep:
+        yield float(omega), dataclasses.replace(settings, s2_scale=float(omega))
+
+
+@torch.no_grad()
+def correction_alignment(
+    denoiser: torch.nn.Module,
+    num_blocks: int,
+    settings: GuiderSettings,
+    cfg: S2GuidanceConfig,
+    x0: torch.Tensor,
+    labels: torch.Tensor,
+    null_label: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Where S²'s correction points, measured on noised real samples (the cause of ω's sign of effect).
+
+    At every sampling timestep where S² is active, ``x_t`` is drawn from the forward process around the real
+    ``x0`` and the guider's own passes give ``D_c``, ``D_u`` and ``D̂_c`` (one random sub-network, Alg. 1).
+    Returns the mean per-sample cosine between ``D̂_c − D_c`` and ``D_u − D_c`` and the mean norm ratio
+    ``‖D̂_c − D_c‖ / ‖D_u − D_c‖``. A positive cosine means that dropping blocks moves the conditional
+    prediction toward the unconditional one, so S²'s term ``−ω(D̂_c − D_c)`` of Eq. 4 pushes along CFG's
+    own direction ``D_c − D_u``: it acts like a larger λ rather than a correction of CFG's overshoot.
+    """
+    # the guider protocol's batches are BlockStates with dynamic fields, as in guided_sample
+    guider: Any = make_guider("s2", dataclasses.replace(settings, s2_scale=1.0), num_blocks)  # ω only scales
+    guider.reseed(seed)
+    sched = make_sampling_scheduler(cfg)
+    sched.set_timesteps(cfg.num_inference_steps)
+    forward = make_training_scheduler(cfg)
+    gen = torch.Generator().manual_seed(seed)
+    uncond = torch.full_like(labels, null_label)
+    cosines: list[float] = []
+    ratios: list[float] = []
+    for i, t in enumerate(sched.timesteps):
+        guider.set_state(step=i, num_inference_steps=cfg.num_inference_steps, timestep=t)
+        if guider.num_conditions < 3:
+            continue
+        timestep = t.expand(x0.shape[0]).to(x0.device)
+        noise = torch.randn(x0.shape, generator=gen, dtype=x0.dtype).to(x0.device)
+        x_t = forward.add_noise(x0, noise, cast(torch.IntTensor, timestep))
+        preds: list[torch.Tensor] = []
+        for state in guider.prepare_inputs({"class_labels": (labels, uncond)}):
+            guider.prepare_models(denoiser)
+            try:
+                preds.append(denoiser(x_t, timestep, class_labels=state.class_labels))
+            finally:
+                guider.cleanup_models(denoiser)
+        d_c, d_u, d_skip = (p.flatten(1).double() for p in preds[:3])
+        drop, cfg_dir = d_skip - d_c, d_u - d_c
+        cosines.append(float(torch.nn.functional.cosine_similarity(drop, cfg_dir, dim=1, eps=1e-12).mean()))
+        ratios.append(float((drop.norm(dim=1) / cfg_dir.norm(dim=1).clamp_min(1e-12)).mean()))
+    if not cosines:
+        return {"cosine": math.nan, "norm_ratio": math.nan, "steps": 0, "cosine_per_step": []}
+    return {
+        "cosine": sum(cosines) / len(cosines),
+        "norm_ratio": sum(ratios) / len(ratios),
+        "steps": len(cosines),
+        "cosine_per_step": cosines,
+    }

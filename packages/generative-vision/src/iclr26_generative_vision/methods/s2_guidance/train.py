@@ -54,6 +54,29 @@ def _image_figures(run: RunDir, grids: Mapping[str, torch.Tensor]) -> None:
         plot_images(run.figure_path(f"samples_{name}"), imgs, ncols=show.shape[1], title=f"{name} (rows: classes)")
 
 
+def _sweep_figure(run: RunDir, results: Mapping[str, Any]) -> None:
+    """W₂ (toys) and FD (DiT) against ω; ω = 0 is CFG."""
+    import matplotlib.pyplot as plt
+
+    from iclr26_shared.plotting import save_figure
+
+    panels: list[tuple[str, str, list[dict[str, Any]]]] = [
+        (f"GMM {tag} (MLP)", "w2", res["s2_sweep"]) for tag, res in sorted(results.get("gmm", {}).items())
+    ]
+    if "images" in results:
+        panels.append((f"{results['images']['dataset']} DiT", "fd", results["images"]["s2_sweep"]))
+    panels = [p for p in panels if p[2]]
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 2.8), squeeze=False)
+    for ax, (title, key, rows) in zip(axes[0], panels, strict=True):
+        ax.plot([r["s2_scale"] for r in rows], [r[key] for r in rows], marker="o")
+        ax.set_xlabel("ω (0 = CFG)")
+        ax.set_ylabel("W2 to truth" if key == "w2" else "FD (in-repo features)")
+        ax.set_title(title, fontsize=8)
+    save_figure(fig, run.figure_path("s2_sweep"))
+
+
 def run(cfg: S2GuidanceConfig, run_dir: RunDir) -> dict[str, Any]:
     """Run the experiments selected by ``cfg.experiment`` and return the results (claims added by the runner)."""
     _quiet_diffusers()
@@ -68,4 +91,5 @@ def run(cfg: S2GuidanceConfig, run_dir: RunDir) -> dict[str, Any]:
 
         results["images"], grids = run_images(cfg, run_dir)
         _image_figures(run_dir, grids)
+    _sweep_figure(run_dir, results)
     return results
