@@ -8,8 +8,12 @@ import pytest
 import torch
 
 from iclr26_theory_metrics.ufm import (
+    empirical_rate,
     etf_class_means,
+    random_rotation,
+    sgd_alpha_rate,
     sgd_alpha_theory,
+    signgd_alpha_bound,
     signgd_decoupled_alpha_theory,
     signgd_decoupled_limit,
     simulate_ufm,
@@ -89,3 +93,52 @@ def test_bad_arguments() -> None:
         simulate_ufm("sgd", features="fixed")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="lr_schedule"):
         simulate_ufm("sgd", lr_schedule="cosine")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("coupled", "boundary"), [(False, 2.0), (True, 2.0 * (1 + 0.9))])
+def test_alpha_rate_crosses_one_at_the_theorems_conditions(coupled: bool, boundary: float) -> None:
+    """Thm 3.1: ρ < 1 iff 0 < ηλ < 2; Thm 3.2: ρ < 1 iff 0 < ηλ < 2(1+β)."""
+
+    def rate(eta_lambda: float) -> float:
+        return sgd_alpha_rate(lr=0.1, weight_decay=eta_lambda / 0.1, momentum=0.9, coupled=coupled)
+
+    assert rate(0.99 * boundary) < 1.0 < rate(1.01 * boundary)
+    assert rate(boundary) == pytest.approx(1.0)
+    assert rate(0.5) < 1.0
+
+
+def test_generic_start_follows_the_statements_not_just_the_recurrence() -> None:
+    """From a random W_0 and free features: the measured per-step factor equals ρ, and at 2 < ηλ < 2(1+β)
+    coupled SGD decays while SGDW diverges; beyond 2(1+β) coupled SGD diverges too."""
+    kw: dict[str, Any] = dict(num_classes=5, dim=8, n_per_class=3, features="free", momentum=0.9, seed=3)
+    tr = simulate_ufm("sgd", steps=400, lr=0.1, weight_decay=0.2, **kw)
+    theory = sgd_alpha_rate(lr=0.1, weight_decay=0.2, momentum=0.9, coupled=True)
+    assert empirical_rate(tr.alpha, floor=1e-12 * tr.alpha[0]) == pytest.approx(theory, rel=1e-3)
+    inside = dict(steps=100, lr=0.1, weight_decay=29.0)  # ηλ = 2.9
+    assert simulate_ufm("sgd", **inside, **kw).alpha[-1] < 1e-3 * tr.alpha[0]
+    assert simulate_ufm("sgdw", **inside, **kw).alpha[-1] > 1e10 * tr.alpha[0]
+    outside = dict(steps=100, lr=0.1, weight_decay=47.5)  # ηλ = 4.75 > 3.8
+    assert simulate_ufm("sgd", **outside, **kw).alpha[-1] > 1e10 * tr.alpha[0]
+
+
+def test_theorem_3_3_limit_is_basis_dependent_but_alpha_does_not_vanish() -> None:
+    """On a rotated ETF the sign pattern is no longer that of J − 2I: α_t is not monotone and settles far below
+    (K−2)²/λ², yet stays bounded away from 0 and below pK/λ²."""
+    k, lr, wd, steps = 10, 0.02, 0.5, 1000
+    kw: dict[str, Any] = dict(num_classes=k, steps=steps, lr=lr, weight_decay=wd, features="etf", init_std=0.0)
+    axis = simulate_ufm("signumw", **kw)
+    rotated = simulate_ufm("signumw", feature_rotation_seed=0, **kw)
+    limit = signgd_decoupled_limit(k, wd)
+    assert axis.alpha[-1] == pytest.approx(limit, rel=1e-2)
+    assert rotated.alpha[-1] < 0.2 * limit
+    assert any(b < a for a, b in zip(rotated.alpha[:-1], rotated.alpha[1:], strict=True))
+    tail = rotated.alpha[-100:]
+    assert min(tail) > 0.5 * max(rotated.alpha) and max(rotated.alpha) <= signgd_alpha_bound(k, k, wd)
+
+
+def test_random_rotation_is_orthogonal_and_seeded() -> None:
+    q = random_rotation(6, seed=1)
+    assert torch.allclose(q @ q.T, torch.eye(6, dtype=torch.float64), atol=1e-12)
+    assert torch.equal(q, random_rotation(6, seed=1)) and not torch.equal(q, random_rotation(6, seed=2))
+    with pytest.raises(ValueError, match="feature_rotation_seed applies to features='etf' only"):
+        simulate_ufm("signumw", features="free", feature_rotation_seed=0)

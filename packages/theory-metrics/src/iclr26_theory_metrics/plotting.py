@@ -50,18 +50,22 @@ def plot_ufm(run: RunDir, traces: dict[str, Any], *, num_classes: int, steps: in
         "sgd": "SGD (coupled WD)",
         "sgdw": "SGDW (decoupled WD)",
         "signumw": "SignGD decoupled",
+        "signumw_rotated": "SignGD decoupled, rotated ETF",
         "signum_constant": "SignGD coupled, constant η (envelope)",
         "signum_inverse": "SignGD coupled, η_t→0 (envelope)",
     }
     window = max(1, steps // 100)
-    for fig, keys in (("ufm_sgd", ("sgd", "sgdw")), ("ufm_signgd", ("signumw", "signum_constant", "signum_inverse"))):
+    for fig, keys in (
+        ("ufm_sgd", ("sgd", "sgdw")),
+        ("ufm_signgd", ("signumw", "signumw_rotated", "signum_constant", "signum_inverse")),
+    ):
         curves: dict[str, tuple[list[float], list[float]]] = {}
         for key in keys:
             if key not in traces:
                 continue
             sim, theory = traces[key]
             xs = list(range(len(sim)))
-            if key.startswith("signum_"):
+            if key.startswith("signum_") or key.endswith("_rotated"):
                 curves[names[key]] = _positive(*_envelope(sim, window))
             else:
                 curves[names[key]] = _positive(xs, sim)
@@ -91,8 +95,8 @@ def plot_training(run: RunDir, runs: Sequence[dict[str, Any]], rows: Sequence[di
         better = r["valid"] and (cur is None or not cur["valid"] or r["final"]["nc3"] < cur["final"]["nc3"])
         if cur is None or better:
             shown[r["optimizer"]] = r
-    chosen = [*shown.values(), *(r for r in runs if r["role"] == "ablation")]
-    labels = {r["index"]: r["label"] + (" (ablation)" if r["role"] == "ablation" else "") for r in chosen}
+    chosen = [*shown.values(), *(r for r in runs if r["role"].startswith("ablation"))]
+    labels = {r["index"]: r["label"] + (" (ablation)" if r["role"].startswith("ablation") else "") for r in chosen}
     for metric, logy in EPOCH_METRICS:
         curves: dict[str, tuple[list[float], list[float]]] = {}
         for idx, label in labels.items():

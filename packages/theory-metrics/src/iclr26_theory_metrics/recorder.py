@@ -18,6 +18,7 @@ import torch
 from iclr26_theory_metrics.nn.models import FeatureClassifier
 from iclr26_theory_metrics.ops.neural_collapse import (
     METRIC_KEYS,
+    NC3Form,
     NC4Counter,
     NC4Form,
     NCAccumulator,
@@ -40,6 +41,7 @@ def measure_model(
     nc0_squared: bool = False,
     nc4_form: NC4Form = "agreement",
     scale: Scale = "paper",
+    nc3_form: NC3Form = "alignment",
 ) -> dict[str, float]:
     """NC metrics (:data:`METRIC_KEYS`) plus ``train_loss``, ``train_acc``, ``test_acc`` of ``model``.
 
@@ -83,7 +85,13 @@ def measure_model(
             counter.update(model.features(x_tr[start : start + batch_size].to(device)))
     model.train(was_training)
     metrics = nc_metrics_from_stats(
-        stats, weight, nc4_agreement=counter.agreement, nc0_squared=nc0_squared, nc4_form=nc4_form, scale=scale
+        stats,
+        weight,
+        nc4_agreement=counter.agreement,
+        nc0_squared=nc0_squared,
+        nc4_form=nc4_form,
+        scale=scale,
+        nc3_form=nc3_form,
     )
     n = x_tr.shape[0]
     return {**metrics, "train_loss": loss_sum / n, "train_acc": correct / n, "test_acc": test_acc}

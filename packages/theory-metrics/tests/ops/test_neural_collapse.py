@@ -75,10 +75,11 @@ def test_streaming_equals_naive(chunk: int | None) -> None:
     w = torch.randn(k, p, generator=gen)
     b = torch.randn(k, generator=gen)
     ev = torch.randn(40, p, generator=gen)
-    fast = neural_collapse_metrics(h, y, w, bias=b, eval_features=ev, chunk_size=chunk)
-    slow = naive_neural_collapse_metrics(h, y, w, bias=b, eval_features=ev)
-    for key in METRIC_KEYS:
-        assert fast[key] == pytest.approx(slow[key], rel=1e-9, abs=1e-12), key
+    for form in ("alignment", "self-duality"):
+        fast = neural_collapse_metrics(h, y, w, bias=b, eval_features=ev, chunk_size=chunk, nc3_form=form)
+        slow = naive_neural_collapse_metrics(h, y, w, bias=b, eval_features=ev, nc3_form=form)
+        for key in METRIC_KEYS:
+            assert fast[key] == pytest.approx(slow[key], rel=1e-9, abs=1e-12), (form, key)
 
 
 def test_streaming_is_stable_under_a_huge_offset() -> None:
@@ -122,6 +123,39 @@ def test_switches() -> None:
         assert none[key] == pytest.approx(k**2 * paper[key])
     assert none["nc3"] == pytest.approx(k * p * paper["nc3"])
     assert none["nc4"] == pytest.approx(1.0 - paper["nc4"])
+
+
+def test_nc3_forms() -> None:
+    """NC3 as written in Appendix B (alignment of W with Mᵀ) vs the library's self-duality error
+    ‖WM/‖WM‖_F − M*‖_F (= NC2M): both vanish at collapse; the self-duality error also vanishes when W = Mᵀ + 1cᵀ
+    with c orthogonal to the class means, which leaves NC0 = ‖Wᵀ1‖/p > 0, so only the alignment form gives the
+    paper's Proposition NC2 ∧ NC3 ⇒ NC0."""
+    h, y, w, _ = collapsed_problem()
+    m = neural_collapse_metrics(h, y, w)
+    assert m["nc3_alignment"] < 1e-12 and m["nc3_duality"] < 1e-12
+    k, p = w.shape
+    centred = w / 2.0  # the centred class means [K, p] (W = 2·means in collapsed_problem)
+    basis, _ = torch.linalg.qr(torch.cat([centred.T, torch.eye(p, dtype=torch.float64)], dim=1))
+    c = 3.0 * basis[:, k]  # orthogonal to the span of the (K−1-dimensional) centred means
+    assert float((centred @ c).abs().max()) < 1e-12
+    w_off = w + c.unsqueeze(0)  # W + 1cᵀ
+    a = neural_collapse_metrics(h, y, w_off, scale="none")
+    d = neural_collapse_metrics(h, y, w_off, scale="none", nc3_form="self-duality")
+    assert d["nc3"] == d["nc3_duality"] == d["nc2m"] and d["nc3"] < 1e-12
+    assert a["nc3"] == a["nc3_alignment"] > 0.1 and a["nc0"] > 0.1
+    # the library's literal formula: structure_error(M - m_G, W) = ‖WMᵀ/‖WMᵀ‖ − (I − J/K)/√(K−1)‖_F, M rows = means
+    gen = torch.Generator().manual_seed(9)
+    hr, wr = (
+        torch.randn(60, 7, generator=gen, dtype=torch.float64),
+        torch.randn(4, 7, generator=gen, dtype=torch.float64),
+    )
+    yr = torch.arange(4).repeat(15)
+    means = torch.stack([hr[yr == j].mean(0) for j in range(4)])
+    outer = wr @ (means - means.mean(0)).T
+    ideal = (torch.eye(4, dtype=torch.float64) - 1.0 / 4) / math.sqrt(3)
+    lib = float(torch.linalg.matrix_norm(outer / torch.linalg.matrix_norm(outer) - ideal))
+    got = neural_collapse_metrics(hr, yr, wr, scale="none", nc3_form="self-duality")
+    assert got["nc3"] == pytest.approx(lib, rel=1e-12)
 
 
 def test_nc4_uses_bias_and_eval_features() -> None:
@@ -170,6 +204,8 @@ def test_bad_bias_and_options() -> None:
         neural_collapse_metrics(h, y, w, bias=torch.zeros(3))
     with pytest.raises(NCInputError, match="scale must be"):
         neural_collapse_metrics(h, y, w, scale="bogus")  # type: ignore[arg-type]
+    with pytest.raises(NCInputError, match="nc3_form must be 'alignment' or 'self-duality'"):
+        neural_collapse_metrics(h, y, w, nc3_form="dual")  # type: ignore[arg-type]
     with pytest.raises(NCInputError, match="chunk_size"):
         neural_collapse_metrics(h, y, w, chunk_size=0)
     with pytest.raises(NCInputError, match="eval_features has 3 columns"):

@@ -19,7 +19,11 @@ the columns of :math:`M \in \mathbb R^{p\times K}` (``centred_means = M.T``, ``[
   ``nc2`` :math:`= s_2\,\lVert M^\top M / \lVert M^\top M\rVert_F - M^\star\rVert_F`.
 * **NC2W** (``nc2w``, ``nc2w_norm``, ``nc2w_angle``): the same on the rows of W (not centred), i.e. on
   :math:`WW^\top`. **NC2M** ``nc2m`` :math:`= s_2\,\lVert WM/\lVert WM\rVert_F - M^\star\rVert_F`.
-* **NC3** :math:`= s_3\,\lVert W/\lVert W\rVert_F - M^\top/\lVert M\rVert_F\rVert_F`.
+* **NC3** (``nc3_form="alignment"``, the paper's Appendix B as written) ``nc3_alignment``
+  :math:`= s_3\,\lVert W/\lVert W\rVert_F - M^\top/\lVert M\rVert_F\rVert_F`; ``nc3_form="self-duality"``
+  makes ``nc3`` the self-duality error ``nc3_duality`` (equal to ``nc2m``:
+  :math:`s_2\,\lVert WM/\lVert WM\rVert_F - M^\star\rVert_F`, the ``self_duality_error`` of the
+  ``rhubarbwu/neural-collapse`` library that the paper's experiments use). Both are always returned.
 * **NC4** ``nc4_agreement`` :math:`= \frac1{N'}\sum_i 1[\arg\max_k (\langle w_k, h_i\rangle + b_k) =
   \arg\min_k \lVert h_i - \mu_k\rVert]` over evaluation features (the paper uses the test set; default: the
   same features). ``nc4_form="mismatch"`` makes ``nc4`` = 1 − agreement (Papyan et al.'s form, → 0).
@@ -57,6 +61,7 @@ __all__ = [
 
 Scale = Literal["paper", "none"]
 NC4Form = Literal["agreement", "mismatch"]
+NC3Form = Literal["alignment", "self-duality"]
 
 #: Keys of the dict every metric function returns (each value a float).
 METRIC_KEYS: tuple[str, ...] = (
@@ -73,6 +78,8 @@ METRIC_KEYS: tuple[str, ...] = (
     "nc2w_angle",
     "nc2m",
     "nc3",
+    "nc3_alignment",
+    "nc3_duality",
     "nc4",
     "nc4_agreement",
     "nc4_mismatch",
@@ -346,6 +353,7 @@ def nc_metrics_from_stats(
     nc0_squared: bool = False,
     nc4_form: NC4Form = "agreement",
     scale: Scale = "paper",
+    nc3_form: NC3Form = "alignment",
     rcond: float = 1e-12,
 ) -> dict[str, float]:
     """Every metric of the module docstring from class statistics, ``weights [K, p]`` and a measured NC4
@@ -354,6 +362,8 @@ def nc_metrics_from_stats(
         raise NCInputError(f"scale must be 'paper' or 'none', got {scale!r}")
     if nc4_form not in ("agreement", "mismatch"):
         raise NCInputError(f"nc4_form must be 'agreement' or 'mismatch', got {nc4_form!r}")
+    if nc3_form not in ("alignment", "self-duality"):
+        raise NCInputError(f"nc3_form must be 'alignment' or 'self-duality', got {nc3_form!r}")
     k, p = stats.num_classes, stats.dim
     w = _check_matrix("weights", weights, dim=p).to(stats.means.device)
     if w.shape[0] != k:
@@ -378,10 +388,12 @@ def nc_metrics_from_stats(
         "nc2w_norm": _norm_variation(w),
         "nc2w_angle": _angle_error(w),
         "nc2m": s2 * _structure_error(w @ m_t.T),
-        "nc3": s3 * float(torch.linalg.matrix_norm(w / torch.linalg.matrix_norm(w) - m_t / m_t.norm())),
+        "nc3_alignment": s3 * float(torch.linalg.matrix_norm(w / torch.linalg.matrix_norm(w) - m_t / m_t.norm())),
         "nc4_agreement": agreement,
         "nc4_mismatch": 1.0 - agreement,
     }
+    out["nc3_duality"] = out["nc2m"]
+    out["nc3"] = out["nc3_alignment"] if nc3_form == "alignment" else out["nc3_duality"]
     out["nc4"] = out["nc4_agreement"] if nc4_form == "agreement" else out["nc4_mismatch"]
     return {key: out[key] for key in METRIC_KEYS}
 
@@ -411,6 +423,7 @@ def neural_collapse_metrics(
     nc0_squared: bool = False,
     nc4_form: NC4Form = "agreement",
     scale: Scale = "paper",
+    nc3_form: NC3Form = "alignment",
     rcond: float = 1e-12,
     chunk_size: int | None = None,
 ) -> dict[str, float]:
@@ -436,7 +449,14 @@ def neural_collapse_metrics(
     for start in range(0, max(int(ev.shape[0]), 1), step):
         counter.update(ev[start : start + step])
     return nc_metrics_from_stats(
-        stats, w, nc4_agreement=counter.agreement, nc0_squared=nc0_squared, nc4_form=nc4_form, scale=scale, rcond=rcond
+        stats,
+        w,
+        nc4_agreement=counter.agreement,
+        nc0_squared=nc0_squared,
+        nc4_form=nc4_form,
+        scale=scale,
+        nc3_form=nc3_form,
+        rcond=rcond,
     )
 
 
@@ -450,6 +470,7 @@ def naive_neural_collapse_metrics(
     nc0_squared: bool = False,
     nc4_form: NC4Form = "agreement",
     scale: Scale = "paper",
+    nc3_form: NC3Form = "alignment",
     rcond: float = 1e-12,
 ) -> dict[str, float]:
     """The literal twin of :func:`neural_collapse_metrics`: per-class loops, explicit Σ_W and Σ_B, the
@@ -522,10 +543,13 @@ def naive_neural_collapse_metrics(
         "nc2w_norm": norm_cv(w),
         "nc2w_angle": cosine_error(w),
         "nc2m": s2 * struct(w @ m),
-        "nc3": s3 * float(torch.sqrt(((w / torch.sqrt((w * w).sum()) - m.T / torch.sqrt((m * m).sum())) ** 2).sum())),
+        "nc3_alignment": s3
+        * float(torch.sqrt(((w / torch.sqrt((w * w).sum()) - m.T / torch.sqrt((m * m).sum())) ** 2).sum())),
+        "nc3_duality": s2 * struct(w @ m),
         "nc4_agreement": agreement,
         "nc4_mismatch": 1.0 - agreement,
     }
     out["nc0"] = out["nc0_squared"] if nc0_squared else out["nc0_norm"]
+    out["nc3"] = out["nc3_alignment"] if nc3_form == "alignment" else out["nc3_duality"]
     out["nc4"] = out["nc4_agreement"] if nc4_form == "agreement" else out["nc4_mismatch"]
     return {key: out[key] for key in METRIC_KEYS}

@@ -8,12 +8,28 @@ from typing import Any
 
 import pytest
 
-from iclr26_theory_metrics.analysis import best_by_optimizer, momentum_comparison, nc3_nc0_regression
+from iclr26_theory_metrics.analysis import (
+    best_by_optimizer,
+    momentum_comparison,
+    nc3_nc0_regression,
+    value_at_loss,
+)
 from iclr26_theory_metrics.methods.neural_collapse.claims import claims, report
 
 
-def _run(opt: str, nc0: float, nc3: float, *, valid: bool = True, role: str = "grid", momentum: float = 0.9) -> dict:
-    final = dict(nc0=nc0, nc1=0.1, nc2=0.1, nc2w=0.1, nc3=nc3, nc4=1.0, train_acc=1.0, test_acc=0.9, train_loss=0.01)
+def _run(
+    opt: str,
+    nc0: float,
+    nc3: float,
+    *,
+    valid: bool = True,
+    role: str = "grid",
+    momentum: float = 0.9,
+    nc1: tuple[float, ...] = (1.0, 0.3, 0.1),
+) -> dict:
+    """One run summary; ``nc1`` is the per-epoch NC1 trajectory (training loss 2, 0.1, 0.01)."""
+    final = dict(nc0=nc0, nc1=nc1[-1], nc2=0.1, nc2w=0.1, nc3=nc3, nc4=1.0, train_acc=1.0, test_acc=0.9)
+    final.update(train_loss=0.01, nc3_alignment=nc3, nc3_duality=2 * nc3)
     return {
         "optimizer": opt,
         "lr": 0.01,
@@ -24,8 +40,9 @@ def _run(opt: str, nc0: float, nc3: float, *, valid: bool = True, role: str = "g
         "valid": valid,
         "seconds": 1.0,
         "final": final,
-        "nc1_epoch_mean": 0.2 if momentum > 0 else 0.5,
+        "nc1_epoch_mean": sum(nc1[1:]) / (len(nc1) - 1),
         "nc3_epoch_mean": 0.3,
+        "trajectory": {"train_loss": [2.0, 0.1, 0.01], "nc1": list(nc1), "nc3": [nc3] * len(nc1)},
     }
 
 
@@ -50,6 +67,13 @@ def _ufm(**changes: dict[str, Any]) -> dict[str, Any]:
             "max_drop_rel": 0.0,
             "monotone": True,
         },
+        "condition": {
+            "steps": 100,
+            "sgd_inside": {"eta_lambda": 2.9, "decay_ratio": 1e-4, "log10_decay_ratio": -4.0, "theory_rate": 0.95},
+            "sgdw_inside": {"eta_lambda": 2.9, "decay_ratio": 1e55, "log10_decay_ratio": 55.0, "theory_rate": 1.9},
+            "sgd_outside": {"eta_lambda": 4.75, "decay_ratio": 1e79, "log10_decay_ratio": 79.0, "theory_rate": 2.5},
+        },
+        "signumw_rotated": {"alpha_peak": 8.6, "alpha_final": 8.3, "tail_min_over_peak": 0.95, "bound": 400.0},
         "signum_inverse": {
             "alpha_peak": 1.0,
             "alpha_tail_max": 1e-5,
@@ -84,15 +108,18 @@ def test_training_claims_hold_and_fail() -> None:
         _run("sgd", 1e-3, 0.30),
         _run("adamw", 1e-1, 0.60),
         _run("signumw", 5e-1, 0.70),
-        _run("sgd", 2e-3, 0.5, role="ablation", momentum=0.0),
+        _run("sgd", 2e-3, 0.5, role="ablation-matched", momentum=0.0, nc1=(1.0, 0.8, 0.5)),
     ]
     got = claims(_results(runs))
     verdict = {c.claim: c.verdict for c in got}
     nc0 = next(c for c in got if "NC0 orders" in c.claim)
     assert nc0.verdict == "holds" and nc0.ours == pytest.approx(-4) and nc0.baseline == pytest.approx(-1)
     assert all(v == "holds" for k, v in verdict.items() if "NC3" in k)
-    mom = next(c for c in got if "Momentum" in c.claim)
-    assert mom.verdict == "holds" and mom.ours == pytest.approx(math.log10(0.2))
+    final, at_loss = (c for c in got if "Momentum" in c.claim)
+    assert final.verdict == at_loss.verdict == "holds"
+    assert final.ours == pytest.approx(-1.0) and final.baseline == pytest.approx(math.log10(0.5))
+    runs[-1] = _run("sgd", 2e-3, 0.5, role="ablation-matched", momentum=0.0, nc1=(1.0, 0.3, 0.11))  # a tie
+    assert [c.verdict for c in claims(_results(runs)) if "Momentum" in c.claim] == ["fails", "fails"]
     runs[0] = _run("sgd", 5e-3, 0.10)  # only 20x below AdamW now
     nc0 = next(c for c in claims(_results(runs)) if "NC0 orders" in c.claim)
     assert nc0.verdict == "fails"
@@ -101,11 +128,26 @@ def test_training_claims_hold_and_fail() -> None:
 def test_training_claims_never_hold_without_an_effect() -> None:
     """Chance level: every optimizer ends at the same NC0 and NC3, momentum changes nothing."""
     runs = [_run(o, 1e-2, 0.3) for o in ("sgd", "adamw", "signumw")]
-    runs += [_run("sgd", 1e-2, 0.3, role="ablation", momentum=0.0)]
-    runs[-1]["nc1_epoch_mean"] = runs[0]["nc1_epoch_mean"]
+    runs += [_run("sgd", 1e-2, 0.3, role="ablation-matched", momentum=0.0)]
     got = claims(_results(runs))
-    assert len(got) == 4
+    assert len(got) == 5
     assert [c.verdict for c in got if c.verdict == "holds"] == []
+
+
+def test_nc1_at_equal_loss_and_the_matched_comparison() -> None:
+    assert value_at_loss([2.0, 0.1, 0.01], [1.0, 0.3, 0.1], 0.1) == pytest.approx(0.3)
+    # halfway in log-loss between epochs 1 and 2 -> geometric mean of their NC1
+    assert value_at_loss([2.0, 0.1, 0.01], [1.0, 0.3, 0.1], math.sqrt(0.1 * 0.01)) == pytest.approx(math.sqrt(0.03))
+    assert math.isnan(value_at_loss([2.0, 1.0, None], [1.0, 0.5, None], 0.5 - 1e-9))
+    base = _run("sgd", 1e-3, 0.1)
+    slow = _run("sgd", 1e-3, 0.1, role="ablation-matched", momentum=0.0, nc1=(1.0, 0.8, 0.5))
+    slow["trajectory"]["train_loss"] = [2.0, 0.5, 0.05]  # never reaches the momentum run's 0.01
+    mom = momentum_comparison([base, slow])
+    assert mom is not None and mom["loss_level"] == 0.05 and mom["without_momentum"] is None
+    assert mom["nc1_at_loss"]["matched"] == pytest.approx(0.5)
+    f = math.log10(2.0)  # 0.05 sits this far (in log-loss) from 0.1 towards 0.01
+    assert mom["nc1_at_loss"]["with_momentum"] == pytest.approx(0.3 ** (1 - f) * 0.1**f)
+    assert momentum_comparison([base]) is None
 
 
 def test_ufm_claims_hold_and_fail() -> None:
@@ -124,12 +166,17 @@ def test_ufm_claims_never_hold_without_an_effect() -> None:
         sgdw=flat,
         signumw={"rel_gap_to_limit": 1.0, "max_rel_error": 1.0, "max_drop_rel": 1.0},
         signum_inverse={"tail_over_peak": 1.0, "max_drop_over_peak": 0.0},
+        signumw_rotated={"tail_min_over_peak": 0.0},
     )
+    flat_c = {"decay_ratio": 1.0, "log10_decay_ratio": 0.0}
+    keys = ("sgd_inside", "sgdw_inside", "sgd_outside")
+    ufm["condition"] = {"steps": 100, **{key: {"eta_lambda": 3.0, **flat_c} for key in keys}}
     assert [c.verdict for c in claims({"ufm": ufm}) if c.verdict == "holds"] == []
 
 
 def test_report_has_every_section() -> None:
-    runs = [_run("sgd", 1e-4, 0.1), _run("adamw", 1e-1, 0.6), _run("sgd", 1e-3, 0.2, role="ablation", momentum=0.0)]
-    text = report({"ufm": _ufm(), **_results(runs), "n_runs": 3, "n_valid": 3, "valid_accuracy": 0.99})
+    runs = [_run("sgd", 1e-4, 0.1), _run("adamw", 1e-1, 0.6)]
+    runs += [_run("sgd", 1e-3, 0.2, role=role, momentum=0.0) for role in ("ablation", "ablation-matched")]
+    text = report({"ufm": _ufm(), **_results(runs), "n_runs": 4, "n_valid": 4, "valid_accuracy": 0.99})
     for head in ("## UFM", "## Final NC metrics", "## All runs", "## NC3 vs log10 NC0", "## Momentum ablation"):
         assert head in text

@@ -53,13 +53,18 @@ def test_grid_best_sweep_paper_and_overrides() -> None:
     best = expand_grid(NeuralCollapseConfig(grid="best"))
     assert [r.optimizer for r in best] == ["sgd", "sgdw", "adam", "adamw", "signum", "signumw", "sgd"]
     assert best[0] == RunSpec("sgd", *BEST_NC3["sgd"])
-    assert best[-1] == RunSpec("sgd", 0.01, 0.0, 0.05, role="ablation")
-    sweep = expand_grid(NeuralCollapseConfig(grid="sweep", momentum_ablation=False))
+    assert best[-1] == RunSpec("sgd", 0.01 / (1 - 0.9), 0.0, 0.05, role="ablation-matched")  # effective step η/(1−β)
+    both = expand_grid(NeuralCollapseConfig(grid="best", optimizers=("sgd",), momentum_ablation="both"))
+    assert [(r.lr, r.momentum, r.role) for r in both[1:]] == [
+        (0.01 / (1 - 0.9), 0.0, "ablation-matched"),
+        (0.01, 0.0, "ablation"),
+    ]
+    sweep = expand_grid(NeuralCollapseConfig(grid="sweep", momentum_ablation="off"))
     assert len(sweep) == 12 and {r.weight_decay for r in sweep if r.optimizer == "adamw"} == {5.0, 0.5}
-    paper = expand_grid(NeuralCollapseConfig(grid="paper", optimizers=("adamw",), momentum_ablation=False))
+    paper = expand_grid(NeuralCollapseConfig(grid="paper", optimizers=("adamw",), momentum_ablation="off"))
     assert len(paper) == 108 and max(r.weight_decay for r in paper) == 10.0
     custom = expand_grid(
-        NeuralCollapseConfig(optimizers=("signum",), lrs=(0.1, 0.2), weight_decays=(0.0,), momentum_ablation=True)
+        NeuralCollapseConfig(optimizers=("signum",), lrs=(0.1, 0.2), weight_decays=(0.0,), momentum_ablation="both")
     )
     assert [(r.lr, r.momentum, r.weight_decay) for r in custom] == [(0.1, 0.9, 0.0), (0.2, 0.9, 0.0)]
     assert custom[0].label == "signum lr=0.1 m=0.9 wd=0"

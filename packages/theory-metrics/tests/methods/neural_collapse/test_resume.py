@@ -21,7 +21,7 @@ def test_resume_after_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         n_test=20,
         epochs=2,
         optimizers=("sgd", "adamw"),
-        momentum_ablation=False,
+        momentum_ablation="off",
         ufm=False,
     )
     flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True)

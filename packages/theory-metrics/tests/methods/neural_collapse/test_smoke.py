@@ -18,7 +18,7 @@ def test_smoke_cli_run(tmp_path: Path) -> None:
     assert res.code == 0, res.err
     (run_path,) = (tmp_path / "neural-collapse").iterdir()
     results = assert_valid_run_dir(run_path)
-    assert len(results["runs"]) == 3  # sgd, adamw and the momentum-0 SGD ablation
+    assert len(results["runs"]) == 3  # sgd, adamw and SGD without momentum at the matched effective step
     assert {c["metric"] for c in results["claims"]} >= {"α_T/α_0", "two-sided p-value of the slope"}
     assert all(c["verdict"] in ("holds", "fails", "inconclusive") for c in results["claims"])
     rows = [json.loads(line) for line in (run_path / "metrics.jsonl").read_text().splitlines()]

@@ -23,8 +23,11 @@ from iclr26_theory_metrics.methods.neural_collapse.model import build_run_model,
 from iclr26_theory_metrics.plotting import plot_training, plot_ufm
 from iclr26_theory_metrics.recorder import NCRecorder
 from iclr26_theory_metrics.ufm import (
+    empirical_rate,
     max_relative_error,
+    sgd_alpha_rate,
     sgd_alpha_theory,
+    signgd_alpha_bound,
     signgd_decoupled_alpha_theory,
     signgd_decoupled_limit,
     simulate_ufm,
@@ -33,46 +36,66 @@ from iclr26_theory_metrics.ufm import (
 __all__ = ["run", "train_one", "ufm_study"]
 
 
+def _drops(alpha: list[float]) -> list[float]:
+    return [a - b for a, b in zip(alpha[:-1], alpha[1:], strict=True)]
+
+
 def ufm_study(cfg: NeuralCollapseConfig, device: torch.device, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Claim 1: run the five UFM simulations of Theorems 3.1–3.4 with the real optimizer classes and compare
-    α_t = |Wᵀ1|²/K with the closed forms of :mod:`iclr26_theory_metrics.ufm`; returns ``(results, traces)``
-    (traces: α_t curves for the plots)."""
+    """Claim 1: the UFM simulations of Theorems 3.1–3.4 with the real optimizer classes, compared with the
+    statements and closed forms of :mod:`iclr26_theory_metrics.ufm`; returns ``(results, traces)`` (traces: α_t
+    curves for the plots).
+
+    * Thms 3.1/3.2 from a generic start (random W_0 and free features): α_t against the closed form, its decay
+      α_T/α_0 and per-step rate against ρ; then the condition: at ηλ halfway between 2 and 2(1+β) coupled SGD
+      must decay and SGDW must not, and at ηλ = 1.25·2(1+β) coupled SGD must not either (100 steps each).
+    * Thm 3.3 on the axis-aligned ETF (p = K, W_0 = 0): the closed form, monotonicity and the limit
+      (K−2)²/λ²; and on a randomly rotated ETF (the basis dependence): α_t must stay bounded away from 0.
+    * Thm 3.4: coupled SignGD from W_0 = 0, constant vs decaying step.
+    """
     k, steps = cfg.ufm_classes, cfg.ufm_steps
-    common: dict[str, Any] = dict(num_classes=k, n_per_class=cfg.ufm_per_class, steps=steps, seed=seed, device=device)
+    common: dict[str, Any] = dict(num_classes=k, n_per_class=cfg.ufm_per_class, seed=seed, device=device)
+    lr, beta = cfg.ufm_sgd_lr, cfg.ufm_sgd_momentum
     results: dict[str, Any] = {}
     traces: dict[str, Any] = {}
     for name, coupled in (("sgd", True), ("sgdw", False)):
-        tr = simulate_ufm(
-            name,
-            dim=cfg.ufm_dim,
-            lr=cfg.ufm_sgd_lr,
-            momentum=cfg.ufm_sgd_momentum,
-            weight_decay=cfg.ufm_sgd_wd,
-            features="free",
-            init_std=0.1,
-            **common,
-        )
-        theory = sgd_alpha_theory(
-            tr.alpha[0],
-            lr=cfg.ufm_sgd_lr,
-            weight_decay=cfg.ufm_sgd_wd,
-            momentum=cfg.ufm_sgd_momentum,
-            steps=steps,
-            coupled=coupled,
-        )
+        kw: dict[str, Any] = dict(lr=lr, momentum=beta, weight_decay=cfg.ufm_sgd_wd)
+        tr = simulate_ufm(name, dim=cfg.ufm_dim, steps=steps, features="free", init_std=0.1, **kw, **common)
+        theory = sgd_alpha_theory(tr.alpha[0], steps=steps, coupled=coupled, **kw)
+        floor = 1e-16 * tr.alpha[0]
         results[name] = {
             "alpha0": tr.alpha[0],
             "alpha_final": tr.alpha[-1],
             "theory_final": theory[-1],
             "decay_ratio": tr.alpha[-1] / tr.alpha[0],
-            "max_rel_error": max_relative_error(tr.alpha, theory, floor=1e-16 * tr.alpha[0]),
+            "max_rel_error": max_relative_error(tr.alpha, theory, floor=floor),
+            "rate": empirical_rate(tr.alpha, floor=1e3 * floor),
+            "theory_rate": sgd_alpha_rate(coupled=coupled, **kw),
             "train_acc": tr.accuracy,
         }
         traces[name] = (tr.alpha, theory)
+    # the condition of Thm 3.2 vs Thm 3.1: 2 < ηλ < 2(1+β) separates coupled from decoupled WD
+    cond_steps = min(steps, 100)
+    condition: dict[str, Any] = {"steps": cond_steps}
+    for key, name, eta_lambda in (
+        ("sgd_inside", "sgd", 2.0 + beta),
+        ("sgdw_inside", "sgdw", 2.0 + beta),
+        ("sgd_outside", "sgd", 2.5 * (1.0 + beta)),
+    ):
+        kw = dict(lr=lr, momentum=beta, weight_decay=eta_lambda / lr)
+        tr = simulate_ufm(name, dim=cfg.ufm_dim, steps=cond_steps, features="free", init_std=0.1, **kw, **common)
+        ratio = tr.alpha[-1] / tr.alpha[0]
+        condition[key] = {
+            "eta_lambda": eta_lambda,
+            "decay_ratio": ratio,
+            "log10_decay_ratio": math.log10(ratio) if ratio > 0 else -math.inf,
+            "theory_rate": sgd_alpha_rate(coupled=name == "sgd", **kw),
+        }
+    results["condition"] = condition
     # Theorem 3.3: SignGD with decoupled WD, features fixed at the ETF, W_0 = 0, p = K
-    lr, wd = cfg.ufm_sign_lr, cfg.ufm_sign_wd
-    tr = simulate_ufm("signumw", lr=lr, weight_decay=wd, features="etf", init_std=0.0, **common)
-    theory = signgd_decoupled_alpha_theory(num_classes=k, lr=lr, weight_decay=wd, steps=steps)
+    lr_s, wd = cfg.ufm_sign_lr, cfg.ufm_sign_wd
+    sign_kw: dict[str, Any] = dict(lr=lr_s, weight_decay=wd, features="etf", init_std=0.0, steps=steps, **common)
+    tr = simulate_ufm("signumw", **sign_kw)
+    theory = signgd_decoupled_alpha_theory(num_classes=k, lr=lr_s, weight_decay=wd, steps=steps)
     diffs = [b - a for a, b in zip(tr.alpha[:-1], tr.alpha[1:], strict=True)]
     limit = signgd_decoupled_limit(k, wd)
     results["signumw"] = {
@@ -85,32 +108,34 @@ def ufm_study(cfg: NeuralCollapseConfig, device: torch.device, seed: int) -> tup
         "train_acc": tr.accuracy,
     }
     traces["signumw"] = (tr.alpha, theory)
-    # Theorem 3.4: SignGD with coupled WD from W_0 = 0, constant vs decaying step
+    # the same on a randomly rotated ETF: the closed form is basis-dependent, α_t must still not vanish
     tail = max(1, steps // 10)
+    tr = simulate_ufm("signumw", feature_rotation_seed=seed, **sign_kw)
+    peak = max(tr.alpha)
+    results["signumw_rotated"] = {
+        "alpha_final": tr.alpha[-1],
+        "alpha_peak": peak,
+        "tail_min_over_peak": min(tr.alpha[-tail:]) / peak if peak > 0 else 0.0,
+        "axis_limit": limit,
+        "bound": signgd_alpha_bound(k, k, wd),
+        "monotone": all(d <= 1e-12 * peak for d in _drops(tr.alpha)),
+        "train_acc": tr.accuracy,
+    }
+    traces["signumw_rotated"] = (tr.alpha, None)
+    # Theorem 3.4: SignGD with coupled WD from W_0 = 0, constant vs decaying step
     for sched in ("constant", "inverse"):
-        tr = simulate_ufm(
-            "signum",
-            lr=lr,
-            weight_decay=wd,
-            features="etf",
-            init_std=0.0,
-            lr_schedule=sched,
-            lr_tau=cfg.ufm_lr_tau,
-            **common,
-        )
+        tr = simulate_ufm("signum", lr_schedule=sched, lr_tau=cfg.ufm_lr_tau, **sign_kw)
         peak = max(tr.alpha)
         results[f"signum_{sched}"] = {
             "alpha_peak": peak,
             "alpha_tail_max": max(tr.alpha[-tail:]),
             "tail_over_peak": max(tr.alpha[-tail:]) / peak if peak > 0 else 0.0,
-            "non_monotone": any(b < a for a, b in zip(tr.alpha[:-1], tr.alpha[1:], strict=True)),
-            "max_drop_over_peak": max(0.0, *(a - b for a, b in zip(tr.alpha[:-1], tr.alpha[1:], strict=True))) / peak
-            if peak > 0
-            else 0.0,
+            "non_monotone": any(d > 0 for d in _drops(tr.alpha)),
+            "max_drop_over_peak": max(0.0, *_drops(tr.alpha)) / peak if peak > 0 else 0.0,
             "train_acc": tr.accuracy,
         }
         traces[f"signum_{sched}"] = (tr.alpha, None)
-    results["config"] = {"K": k, "sgd_lr": cfg.ufm_sgd_lr, "sgd_wd": cfg.ufm_sgd_wd, "sign_lr": lr, "sign_wd": wd}
+    results["config"] = {"K": k, "sgd_lr": lr, "sgd_wd": cfg.ufm_sgd_wd, "sign_lr": lr_s, "sign_wd": wd}
     return results, traces
 
 
@@ -144,6 +169,7 @@ def train_one(
         nc0_squared=cfg.nc0_squared,
         nc4_form=cfg.nc4_form,
         scale=cfg.nc_scale,
+        nc3_form=cfg.nc3_form,
     )
     x_tr, y_tr = data.x_train.to(device), data.y_train.to(device)
     test = (data.x_test.to(device), data.y_test)
@@ -185,6 +211,7 @@ def train_one(
         "final": {k: last[k] for k in keys if k != "epoch"},
         "nc1_epoch_mean": sum(r["nc1"] for r in recorder.history[1:]) / max(len(recorder.history) - 1, 1),
         "nc3_epoch_mean": sum(r["nc3"] for r in recorder.history[1:]) / max(len(recorder.history) - 1, 1),
+        "trajectory": {key: [r[key] for r in recorder.history] for key in ("train_loss", "nc1", "nc3")},
     }
 
 
@@ -241,6 +268,8 @@ def run(cfg: NeuralCollapseConfig, run_dir: RunDir) -> dict[str, Any]:
             "num_classes": data.num_classes,
             "model": cfg.model,
             "feature_dim": 8 * cfg.width,
+            "nc3_form": cfg.nc3_form,
+            "nc_scale": cfg.nc_scale,
         }
         results.update(summarise(runs, valid_accuracy=cfg.valid_accuracy))
     return results
