@@ -45,17 +45,20 @@ class DEQLConfig:
     n_splits: PosInt = 5
     """Number of user folds (kfold, >= 3) or of random splits; test metrics are mean ± std over them."""
     split_seed: NonNegInt = 98765
-    """Seed of the user permutation (random: split s uses split_seed + s); 98765 is vae_cf's seed."""
+    """Seed of the user permutation (random: split s uses split_seed + s); 98765 is vae_cf's seed. Run seed r
+    (--seed, --seeds) adds 1000·r, so replicated runs see other user splits (seed 0 keeps split_seed)."""
     sweep: bool = True
     """Tune every model on the validation users over the grids; --no-sweep uses p, a, b, l2, ease_l2, edlae_l2."""
     p_grid: Annotated[tuple[Dropout, ...], NonEmpty] = (0.1, 0.25, 0.5, 0.75)
     """Dropout probabilities tried for EDLAE and DEQL (DEQL yamls: 0.1, 0.25, 0.5, 0.75)."""
     a_grid: Annotated[tuple[PosFloat, ...], NonEmpty] = (1.0,)
     """Emphasis on dropped entries tried for DEQL (the paper fixes a = 1)."""
-    b_grid: Annotated[tuple[PosFloat, ...], NonEmpty] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
-    """Emphasis on kept entries tried for DEQL; all > 0 (b = 0 is EDLAE)."""
+    b_grid: Annotated[tuple[PosFloat, ...], NonEmpty] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
+    """Emphasis on kept entries tried for DEQL; all > 0 (b = 0 is EDLAE). The official ML-20M grid
+    (EDLAE_b_geq_0_diag0_L2const.yaml): 0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2."""
     l2_grid: Annotated[tuple[NonNegFloat, ...], NonEmpty] = (10.0, 30.0, 70.0, 100.0, 200.0, 300.0, 500.0)
-    """L2 strengths tried for DEQL (added to H0)."""
+    """L2 strengths tried for DEQL (added to H0, whose scale is c = (1−p)²(pa² + (1−p)b²): on EDLAE's scale
+    this is λ/c, see the README)."""
     edlae_l2_grid: Annotated[tuple[NonNegFloat, ...], NonEmpty] = (0.0, 10.0, 30.0, 70.0, 100.0, 200.0, 300.0, 500.0)
     """L2 strengths tried for EDLAE (Λ = p/(1−p)·diag G + λI)."""
     ease_l2_grid: Annotated[tuple[PosFloat, ...], NonEmpty] = (

@@ -32,7 +32,7 @@ from iclr26_recsys.methods.deql.model import FAMILIES, METRICS, gd_check, sweep_
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
 
-__all__ = ["load_data", "make_split", "run"]
+__all__ = ["SEED_STRIDE", "load_data", "make_split", "run", "split_seed"]
 
 
 def load_data(cfg: DEQLConfig) -> pd.DataFrame:
@@ -42,11 +42,23 @@ def load_data(cfg: DEQLConfig) -> pd.DataFrame:
     return filter_counts(df, cfg.min_user_count, cfg.min_item_count)
 
 
-def make_split(df: pd.DataFrame, cfg: DEQLConfig, s: int) -> StrongSplit:
-    """Split number ``s`` of the config's protocol (user fold ``s`` or random draw ``split_seed + s``)."""
+#: Run seed ``r`` shifts the split seed by ``SEED_STRIDE·r`` (seed 0 keeps ``split_seed``; random draws of
+#: different run seeds do not overlap while ``n_splits < SEED_STRIDE``).
+SEED_STRIDE = 1000
+
+
+def split_seed(cfg: DEQLConfig, run_seed: int = 0) -> int:
+    """The user-permutation seed of run seed ``run_seed`` (``--seeds N`` replicates over user splits)."""
+    return cfg.split_seed + SEED_STRIDE * run_seed
+
+
+def make_split(df: pd.DataFrame, cfg: DEQLConfig, s: int, run_seed: int = 0) -> StrongSplit:
+    """Split number ``s`` of the config's protocol for run seed ``run_seed``: user fold ``s`` of the
+    permutation seeded ``split_seed(cfg, run_seed)``, or the random draw seeded ``split_seed(cfg, run_seed) + s``."""
+    seed = split_seed(cfg, run_seed)
     if cfg.split_mode == "kfold":
-        return user_kfold_split(df, cfg.n_splits, s, test_prop=cfg.test_prop, seed=cfg.split_seed)
-    return strong_generalization_split(df, cfg.n_heldout_users, test_prop=cfg.test_prop, seed=cfg.split_seed + s)
+        return user_kfold_split(df, cfg.n_splits, s, test_prop=cfg.test_prop, seed=seed)
+    return strong_generalization_split(df, cfg.n_heldout_users, test_prop=cfg.test_prop, seed=seed + s)
 
 
 def _aggregate(splits: list[dict[str, Any]]) -> dict[str, Any]:
@@ -100,7 +112,7 @@ def run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
     t0 = time.perf_counter()
     with run.progress(cfg.n_splits, "deql splits", completed=len(splits)) as bar:
         for s in range(len(splits), cfg.n_splits):
-            split = make_split(df, cfg, s)
+            split = make_split(df, cfg, s, run.seed)
             t_split = time.perf_counter()
             res = sweep_split(split, cfg, run.device)
             res["split"], res["seconds"] = s, time.perf_counter() - t_split
@@ -109,7 +121,7 @@ def run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
             run.save_checkpoint(s + 1, {"splits_json": json.dumps(splits)})
             bar.advance(**{f"{f}_r20": res["best"][f]["test"]["recall@20"] for f in FAMILIES})
     sweep_seconds = time.perf_counter() - t0
-    split0 = make_split(df, cfg, 0)
+    split0 = make_split(df, cfg, 0, run.seed)
     gd = gd_check(split0, splits[0]["best"]["deql"]["params"], cfg, run.device)
     agg = _aggregate(splits)
     _figures(run, cfg, splits, agg)
@@ -122,6 +134,7 @@ def run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
         },
         "select_metric": cfg.select_metric,
         "split_mode": cfg.split_mode,
+        "split_seed": split_seed(cfg, run.seed),
         "splits": splits,
         **agg,
         "gd_check": gd,
