@@ -29,6 +29,13 @@ def test_selective_rope_smoke_cli_writes_a_run_dir(tmp_path: Path) -> None:
         for r in task["runs"].values():
             assert r["curve"] and r["params"] > 0
     assert len(results["claims"]) == 5
+    # LM: every position tuned over the lr factors; copying: Selective RoPE over bias x gate
+    for pos, r in results["tasks"]["lm"]["runs"].items():
+        assert [c["lr"] for c in r["sweep"]] == [2e-3 * f for f in (0.5, 1.0, 2.0)], pos
+        assert r["val_metric"] == min(c["val_metric"] for c in r["sweep"])  # bits/byte: lower wins
+    copy = results["tasks"]["copy"]["runs"]
+    assert "sweep" not in copy["rope"] and len(copy["selective"]["sweep"]) == 4
+    assert copy["selective"]["val_metric"] == max(c["val_metric"] for c in copy["selective"]["sweep"])
     assert all((run_path / "figures" / f"{t}_curve.png").is_file() for t in results["tasks"])
     rows = [json.loads(line) for line in (run_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == sorted(r["step"] for r in rows)

@@ -27,6 +27,10 @@ from iclr26_shared.errors import ConfigError
         ({"lr": -1.0}, "lr"),
         ({"layer": "lstm"}, "layer"),
         ({"warmup_frac": 1.0}, "warmup_frac"),
+        ({"lr_factors": ()}, "lr_factors"),
+        ({"lr_factors": (1.0, 0.0)}, "lr_factors[1]"),
+        ({"lr_sweep": ("parity",)}, "lr_sweep[0]"),
+        ({"phi_proj_rank": 0}, "phi_proj_rank"),
     ],
 )
 def test_bad_configs_raise(changes: dict, field: str) -> None:
@@ -68,3 +72,24 @@ def test_paper_settings_and_overrides() -> None:
     assert (mqar.mqar_kv_pairs, mqar.vocab_size) == (8, 300)
     with pytest.raises(ConfigError, match="below the MQAR vocabulary"):
         dataclasses.replace(full, task="mqar", mqar_vocab=100)  # vocabulary must exceed T = 256
+
+
+def test_sweeps_follow_the_paper() -> None:
+    """LM: lr tuned per position; copying: Selective RoPE's bias and gate each on and off (the official
+    copying sweep); a switch given explicitly is not swept; the low-rank phase projection has rank 32."""
+    quick = PRESETS["quick"]
+    assert quick.phi_proj_rank == 32 and quick.settings("copy").selective["phi_proj_rank"] == 32
+    lr = quick.settings("lm").lr
+    assert quick.lrs("lm") == (lr * 0.5, lr, lr * 2.0)
+    assert quick.lrs("state") == (quick.settings("state").lr,)
+    assert quick.selective_variants("state") == ({},)
+    variants = quick.selective_variants("copy")
+    assert {(v["use_bias"], v["use_gate"]) for v in variants} == {
+        (False, False),
+        (False, True),
+        (True, False),
+        (True, True),
+    }
+    fixed = dataclasses.replace(quick, use_bias=True).selective_variants("copy")
+    assert [(v["use_bias"], v["use_gate"]) for v in fixed] == [(True, False), (True, True)]
+    assert quick.settings("copy").selective["skip_conv"] is True  # the paper's copying setting

@@ -28,8 +28,9 @@ def test_lm_loss_decreases_on_bible_bytes() -> None:
     assert len(out["curve"]) >= 2 and out["params"] == model.num_parameters()
 
 
-def test_resume_skips_finished_sub_runs(tmp_path: Path) -> None:
-    cfg = dataclasses.replace(PRESETS["smoke"], task="state")
+@pytest.mark.parametrize("task", ["state", "copy"])  # copy: Selective RoPE's bias x gate sweep
+def test_resume_skips_finished_sub_runs(tmp_path: Path, task: str) -> None:
+    cfg = dataclasses.replace(PRESETS["smoke"], task=task)
     flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True)
     run, first, _ = execute(SPEC, cfg, flags)
     lines = run.metrics_path.read_text().splitlines()
@@ -37,7 +38,7 @@ def test_resume_skips_finished_sub_runs(tmp_path: Path) -> None:
     run2, second, _ = execute(SPEC, cfg, dataclasses.replace(flags, resume=True))
     assert run2.path == run.path
     assert run2.metrics_path.read_text().splitlines() == lines  # nothing retrained
-    assert second["tasks"]["state"]["runs"] == first["tasks"]["state"]["runs"]
+    assert second["tasks"][task]["runs"] == first["tasks"][task]["runs"]
 
 
 @pytest.mark.slow

@@ -130,9 +130,24 @@ def report(results: Mapping[str, Any]) -> str:
         ]
         for pos, r in data["runs"].items():
             details = {k: v for k, v in r["final"].items() if k not in ("metric", "acc_by_position")}
+            if "sweep" in r:
+                details = {"lr": r["lr"], **r["variant"], **details}
             text = ", ".join(f"{k}={_fmt(v)}" for k, v in details.items())
             lines.append(f"| {pos} | {r['metric']:.4f} | {r['params']} | {r['train_seconds']:.0f} | {text} |")
         lines.append("")
+        swept = {pos: r["sweep"] for pos, r in data["runs"].items() if "sweep" in r}
+        if swept:
+            lines += [
+                "Sweep (the run with the best validation metric is reported above):",
+                "",
+                "| position | lr | switches | validation metric | test metric |",
+                "|---|---|---|---|---|",
+            ]
+            for pos, sweep in swept.items():
+                for c in sweep:
+                    switches = ", ".join(f"{k}={v}" for k, v in c["variant"].items()) or "-"
+                    lines.append(f"| {pos} | {c['lr']:g} | {switches} | {c['val_metric']:.4f} | {c['metric']:.4f} |")
+            lines.append("")
     return "\n".join(lines)
 
 

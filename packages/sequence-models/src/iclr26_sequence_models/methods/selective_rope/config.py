@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 TASKS = ("state", "copy", "mqar", "lm")
+TaskName = Literal["state", "copy", "mqar", "lm"]
 POSITIONS = ("nope", "rope", "selective")
 
 
@@ -154,7 +155,8 @@ _SCALES: dict[str, dict[str, dict[str, Any]]] = {
             vocab_size=64,
             mqar_kv_pairs=4,
         ),
-        "lm": dict(hidden_size=128, num_layers=2, num_heads=4, steps=250, batch_size=16, seq_len=256, eval_size=64),
+        # T 128 (half the cost of T 256): every position trains 3 learning rates (lr_sweep)
+        "lm": dict(hidden_size=128, num_layers=2, num_heads=4, steps=250, batch_size=16, seq_len=128, eval_size=64),
     },
     "full": {
         "state": dict(hidden_size=384, num_heads=12, steps=10_000, batch_size=64, eval_size=1000),
@@ -291,8 +293,8 @@ class SelectiveRopeConfig:
     """Gradient-norm clip."""
     phi_parametrization: Literal["low-rank", "full-rank"] | None = None
     """Selective RoPE phase projection (None: the task's paper setting; low-rank otherwise)."""
-    phi_proj_rank: PosInt = 16
-    """Rank r of the low-rank phase projection (code default 16)."""
+    phi_proj_rank: PosInt = 32
+    """Rank r of the low-rank phase projection (32 in every official config; the module's default is 16)."""
     skip_conv: bool | None = None
     """First difference instead of the short convolution on φ (None: paper setting per task)."""
     conv_act: Literal["none", "silu"] | None = None
@@ -313,6 +315,15 @@ class SelectiveRopeConfig:
     """Train the temperatures (frozen in the paper)."""
     rope_theta: PosFloat = 500_000.0
     """Base of plain RoPE (the paper's code uses 500000)."""
+    lr_sweep: tuple[TaskName, ...] = ("lm",)
+    """Tasks whose learning rate is tuned per position: each position trains at lr × every ``lr_factors``
+    entry and reports the run with the best validation metric (the paper tunes lr per positional scheme)."""
+    lr_factors: Annotated[tuple[PosFloat, ...], at.MinLen(1)] = (0.5, 1.0, 2.0)
+    """Learning-rate multipliers tried on the ``lr_sweep`` tasks."""
+    bias_gate_sweep: tuple[TaskName, ...] = ("copy",)
+    """Tasks on which Selective RoPE trains with ``use_bias`` and ``use_gate`` each on and off (the paper's
+    copying sweep) and reports the variant with the best validation metric; a switch set explicitly
+    (``--use-bias``/``--use-gate``) is not swept."""
 
     def __post_init__(self) -> None:
         validate(self)
@@ -328,6 +339,19 @@ class SelectiveRopeConfig:
     def positions(self) -> tuple[str, ...]:
         """The position encodings this config trains."""
         return POSITIONS if self.compare else (self.position,)
+
+    def lrs(self, task: str) -> tuple[float, ...]:
+        """The learning rates each position of ``task`` trains with (one unless the task is swept)."""
+        lr = self.settings(task).lr
+        return tuple(lr * f for f in self.lr_factors) if task in self.lr_sweep else (lr,)
+
+    def selective_variants(self, task: str) -> tuple[dict[str, bool], ...]:
+        """The Selective RoPE switch overrides tried on ``task`` (``({},)`` unless bias/gate are swept)."""
+        if task not in self.bias_gate_sweep:
+            return ({},)
+        bias = (False, True) if self.use_bias is None else (self.use_bias,)
+        gate = (False, True) if self.use_gate is None else (self.use_gate,)
+        return tuple({"use_bias": b, "use_gate": g} for b in bias for g in gate)
 
     def settings(self, task: str) -> TaskSettings:
         """Resolve the task table and the overrides into :class:`TaskSettings`; checks sizes."""

@@ -44,7 +44,12 @@ class Task(Protocol):
         ...
 
     def evaluate(self, model: SequenceModel, device: torch.device, small: bool = False) -> dict[str, Any]:
-        """Metrics; ``small`` uses a quarter of the evaluation set (learning curves)."""
+        """Metrics on the test set; ``small`` uses a quarter of it (learning curves)."""
+        ...
+
+    def validate(self, model: SequenceModel, device: torch.device) -> float:
+        """The headline metric on a validation set drawn apart from the test set (used to pick a learning
+        rate or a Selective RoPE variant, so the reported test number is not the one it was chosen on)."""
         ...
 
 
@@ -86,6 +91,13 @@ class StateTask:
         out["metric"] = out["test_token_acc"]
         return out
 
+    def validate(self, model: SequenceModel, device: torch.device) -> float:
+        """Token accuracy at the test length on fresh words."""
+        if not hasattr(self, "val"):
+            self.val = word_problem(self.group, self.s.eval_size, self.s.eval_len, _seed(self.seed, 4))
+        x, y = self.val
+        return (_logits(model, x, device)[:, 1:].argmax(-1) == y[:, 1:]).float().mean().item()
+
 
 class CopyTask:
     """Copying with length extrapolation: train on lengths ``[copy_min_len, copy_max_len]``."""
@@ -105,10 +117,26 @@ class CopyTask:
         )
         return x, y.masked_fill(~m, IGNORE_INDEX)
 
+    def validate(self, model: SequenceModel, device: torch.device) -> float:
+        """Token accuracy beyond the training lengths on fresh strings of the evaluation lengths."""
+        if not hasattr(self, "vals"):
+            rng = np.random.default_rng(_seed(self.seed, 4))
+            self.vals = {n: copy_eval_batch(self.tok, self.s.eval_size, n, rng) for n in self.s.copy_eval_lengths}
+        return self._evaluate(model, device, self.vals, small=False)["metric"]
+
     def evaluate(self, model: SequenceModel, device: torch.device, small: bool = False) -> dict[str, Any]:
         """String accuracy (every answer token right, i.e. greedy decoding copies exactly) per length."""
+        return self._evaluate(model, device, self.tests, small)
+
+    def _evaluate(
+        self,
+        model: SequenceModel,
+        device: torch.device,
+        tests: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+        small: bool,
+    ) -> dict[str, Any]:
         by_len, tok_by_len = {}, {}
-        for n, (x, y, m) in self.tests.items():
+        for n, (x, y, m) in tests.items():
             k = max(1, len(x) // 4) if small else len(x)
             pred = _logits(model, x[:k], device).argmax(-1)
             ok = (pred == y[:k]) | ~m[:k]
@@ -154,6 +182,17 @@ class MqarTask:
         # chance: recalling one of the sequence's values without its key (no association learned)
         return {"query_acc": acc, "metric": acc, "chance": 1.0 / self.s.mqar_kv_pairs}
 
+    def validate(self, model: SequenceModel, device: torch.device) -> float:
+        """Query accuracy on fresh sequences."""
+        if not hasattr(self, "val"):
+            s = self.s
+            self.val = multiquery_ar(
+                s.vocab_size, s.eval_size, s.eval_len, _seed(self.seed, 4), num_kv_pairs=s.mqar_kv_pairs
+            )
+        x, y = self.val
+        pred, mask = _logits(model, x, device).argmax(-1), y != IGNORE_INDEX
+        return ((pred == y) & mask).sum().item() / max(1, mask.sum().item())
+
 
 class LmTask:
     """Byte-level language modelling on the King James Bible, split by book."""
@@ -180,6 +219,15 @@ class LmTask:
         logits = _logits(model, x[:n], device)
         nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y[:n].reshape(-1)).item()
         return {"val_bpb": nats / math.log(2), "metric": nats / math.log(2), "unigram_bpb": self.unigram_bpb}
+
+    def validate(self, model: SequenceModel, device: torch.device) -> float:
+        """Bits per byte on other windows of the held-out books."""
+        if not hasattr(self, "tune"):
+            gen = torch.Generator().manual_seed(_seed(self.seed, 4))
+            self.tune = self.corpus.batch("val", self.s.eval_size, self.s.seq_len, gen)
+        x, y = self.tune
+        logits = _logits(model, x, device)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)).item() / math.log(2)
 
 
 def make_task(s: TaskSettings, seed: int) -> Task:

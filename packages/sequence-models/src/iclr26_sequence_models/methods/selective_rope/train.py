@@ -7,6 +7,7 @@ skips finished runs. Learning curves go to ``metrics.jsonl`` and ``figures/``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any
@@ -105,8 +106,27 @@ def train_one(
     }
 
 
+def _candidates(cfg: SelectiveRopeConfig, task: str, position: str) -> list[tuple[float, dict[str, bool]]]:
+    """The (learning rate, Selective RoPE switch overrides) runs one position of ``task`` trains."""
+    variants = cfg.selective_variants(task) if position == "selective" else ({},)
+    return [(lr, dict(v)) for lr in cfg.lrs(task) for v in variants]
+
+
+def _candidate_key(task: str, position: str, lr: float, variant: dict[str, bool], single: bool) -> str:
+    if single:
+        return f"{task}/{position}"
+    switches = ",".join(f"{k}={int(v)}" for k, v in variant.items())
+    return f"{task}/{position}/lr={lr:g}" + (f"/{switches}" if switches else "")
+
+
 def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
-    """Train every (task, position) of ``cfg``; returns ``{"tasks": {task: {...}}, ...}`` for results.json."""
+    """Train every (task, position) of ``cfg``; returns ``{"tasks": {task: {...}}, ...}`` for results.json.
+
+    Where ``cfg`` sweeps the learning rate (``lr_sweep``) or Selective RoPE's bias and gate
+    (``bias_gate_sweep``), every candidate trains from the same initial weights and the one with the best
+    metric on the task's *validation* set is reported; its test metrics are the position's result and the
+    whole sweep is kept under ``"sweep"``.
+    """
     device = run_dir.device
     done: dict[str, Any] = {}
     ckpt = run_dir.load_checkpoint()
@@ -117,31 +137,39 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
     for task_name in cfg.tasks:
         s = cfg.settings(task_name)
         task = make_task(s, run_dir.seed)
+        higher = HIGHER_IS_BETTER[task_name]
         runs: dict[str, Any] = {}
         for position in cfg.positions:
-            key = f"{task_name}/{position}"
-            if key in done:
-                runs[position] = done[key]
-                continue
-            torch.manual_seed(run_dir.seed)  # same initial weights stream for every position
-            model = build_model(s, position, task.vocab_size, cfg.rope_theta)
-            result = train_one(
-                model,
-                task,
-                s,
-                cfg,
-                device,
-                run=run_dir,
-                step_offset=offset,
-                tag={"task": task_name, "position": position},
-            )
-            offset += s.steps
-            runs[position] = result
-            done[key] = result
-            run_dir.save_checkpoint(offset, {"done": done})
+            candidates = _candidates(cfg, task_name, position)
+            single = len(candidates) == 1
+            results: list[dict[str, Any]] = []
+            for lr, variant in candidates:
+                key = _candidate_key(task_name, position, lr, variant, single)
+                if key not in done:
+                    cs = dataclasses.replace(s, lr=lr, selective={**s.selective, **variant})
+                    torch.manual_seed(run_dir.seed)  # same initial weights stream for every position and lr
+                    model = build_model(cs, position, task.vocab_size, cfg.rope_theta)
+                    tag: dict[str, Any] = {"task": task_name, "position": position}
+                    if not single:
+                        tag.update(lr=lr, **{k: int(v) for k, v in variant.items()})
+                    result = train_one(model, task, cs, cfg, device, run=run_dir, step_offset=offset, tag=tag)
+                    result.update(lr=lr, variant=variant)
+                    if not single:
+                        result["val_metric"] = task.validate(model, device)
+                    offset += s.steps
+                    done[key] = result
+                    run_dir.save_checkpoint(offset, {"done": done})
+                results.append(done[key])
+            if single:
+                runs[position] = results[0]
+            else:
+                pick = max if higher else min
+                best = pick(results, key=lambda r: r["val_metric"])
+                sweep = [{k: r[k] for k in ("lr", "variant", "val_metric", "metric", "train_seconds")} for r in results]
+                runs[position] = {**best, "sweep": sweep}
         tasks[task_name] = {
             "settings": s.to_dict(),
-            "higher_is_better": HIGHER_IS_BETTER[task_name],
+            "higher_is_better": higher,
             "runs": runs,
         }
         _plot(run_dir, task_name, runs, s)
