@@ -237,6 +237,14 @@ def test_smoke_run_writes_a_valid_run_directory(tmp_path) -> None:
     # k chosen on validation from the smoke grid, β fixed (no β grid in smoke)
     assert results["graphs"][0]["selected"][0]["knn_k"] in (0, 5)
     assert results["graphs"][0]["selected"][0]["beta1"] == PRESETS["smoke"].beta1
+    # the choice is the first candidate with the best validation accuracy, and FGL reports its test accuracy
+    tuning = results["graphs"][0]["tuning"]
+    vals = [c["val_acc"]["mean"] for c in tuning]
+    chosen = tuning[vals.index(max(vals))]
+    assert [c["knn_k"] for c in tuning] == [0, 5]
+    assert results["graphs"][0]["selected"][0]["knn_k"] == chosen["knn_k"]
+    assert accs["fgl"]["mean"] == chosen["test_acc"]["mean"]
+    assert "tuning grid" in report(results)
     assert all(0 <= a["mean"] <= 1 for a in accs.values())
     assert (run.path / "figures" / "ablation.png").is_file()
     json.loads((run.path / "results.json").read_text())

@@ -184,5 +184,15 @@ def report(results: Mapping[str, Any]) -> str:
         lines.append(
             f"| {g['graph']} | {chosen or '—'} | {f(g, 'attention_on_knn_only')} | {f(g, 'tree_edges_knn_only')} |"
         )
+    tuned = [g for g in graphs if len(g.get("tuning", [])) > 1]
+    if tuned:
+        lines += ["", "## The tuning grid: validation / test accuracy of every candidate (mean over repeats)", ""]
+        cands = tuned[0]["tuning"]
+        heads = [f"k={c['knn_k']}, β=({c['beta1']:g}, {c['beta2']:g})" for c in cands]
+        lines.append("| graph | " + " | ".join(heads) + " |")
+        lines.append("|---|" + "---|" * len(heads))
+        for g in tuned:
+            cells = [f"{100 * c['val_acc']['mean']:.1f} / {100 * c['test_acc']['mean']:.1f}" for c in g["tuning"]]
+            lines.append(f"| {g['graph']} | " + " | ".join(cells) + " |")
     lines += ["", f"Wall time: {results.get('wall_seconds', float('nan')):.1f} s."]
     return "\n".join(lines)

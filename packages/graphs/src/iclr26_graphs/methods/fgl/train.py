@@ -237,6 +237,25 @@ def _summary(values: list[float]) -> dict[str, float]:
     }
 
 
+def _tuning(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Validation and test accuracy of every tuned candidate (mean over repeats): what the choice saw."""
+    tables = [r["diagnostics"].get("tuning", []) for r in rows]
+    if not tables or not all(len(t) == len(tables[0]) for t in tables):
+        return []
+    out = []
+    for i, cand in enumerate(tables[0]):
+        out.append(
+            {
+                "knn_k": cand["knn_k"],
+                "beta1": cand["beta1"],
+                "beta2": cand["beta2"],
+                "val_acc": _summary([t[i]["val_acc"] for t in tables]),
+                "test_acc": _summary([t[i]["test_acc"] for t in tables]),
+            }
+        )
+    return out
+
+
 def _aggregate(cfg: FGLConfig, units: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     graphs = []
     for label, phi in graph_names(cfg):
@@ -278,6 +297,7 @@ def _aggregate(cfg: FGLConfig, units: dict[str, list[dict[str, Any]]]) -> list[d
                 entry[key] = _summary(vals)
         entry["pseudo_models"] = [r["diagnostics"]["pseudo_model"] for r in rows]
         entry["selected"] = [r["diagnostics"].get("selected") for r in rows]
+        entry["tuning"] = _tuning(rows)
         graphs.append(entry)
     return graphs
 
