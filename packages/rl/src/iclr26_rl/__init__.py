@@ -33,7 +33,23 @@ _WHERE = {
     "mean_ci": "iclr26_rl.methods.ego_foresight.metrics",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "Batch",
+    "DrQV2Agent",
+    "DrQV2Hparams",
+    "EgoForesightConfig",
+    "EgoForesightHead",
+    "EpisodeReplay",
+    "FrameDecoder",
+    "PRESETS",
+    "PixelEncoder",
+    "SPEC",
+    "agent_geom_flags",
+    "efficiency_normalised_score",
+    "make_pixel_env",
+    "make_vector_env",
+    "mean_ci",
+]
 
 
 def __getattr__(name: str) -> Any:

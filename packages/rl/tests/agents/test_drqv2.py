@@ -1,12 +1,15 @@
-"""DrQ-v2 agent: actions in range, exploration modes, one update changes the networks."""
+"""DrQ-v2 agent: actions in range, exploration modes, one update changes the networks, encoders, aux hook."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 import torch
 
-from iclr26_rl.agents import DrQV2Agent, DrQV2Hparams
-from iclr26_rl.data import EpisodeReplay
+from iclr26_rl.agents import DrQV2Agent, DrQV2Hparams, PixelEncoder
+from iclr26_rl.data import Batch, EpisodeReplay
 
 HP = DrQV2Hparams(feature_dim=8, hidden_dim=16, repr_dim=32, conv_channels=4, expl_steps=10, babbling_steps=5)
 
@@ -62,3 +65,45 @@ def test_state_dict_round_trip() -> None:
     b.load_state_dict(a.state_dict())
     obs = np.full((6, 32, 32), 100, np.uint8)
     assert np.array_equal(a.act(obs, 50, True), b.act(obs, 50, True))
+
+
+def test_encoder_kinds_match_drqv2_and_ego_foresight() -> None:
+    """plain: DrQ-v2's reference encoder (32 x 35 x 35 flattened at 84 px); pool: EF's AvgPool + Linear(n)."""
+    plain = PixelEncoder(9, 84, repr_dim=2048, channels=32, kind="plain")
+    pool = PixelEncoder(9, 84, repr_dim=2048, channels=32, kind="pool")
+    x = torch.rand(2, 9, 84, 84) * 255
+    assert plain.repr_dim == 32 * 35 * 35 and plain(x).shape == (2, 32 * 35 * 35)
+    assert pool.repr_dim == 2048 and pool(x).shape == (2, 2048)
+    assert not any(isinstance(m, torch.nn.Linear) for m in plain.modules())
+    with pytest.raises(ValueError, match="encoder kind"):
+        PixelEncoder(9, 84, kind="resnet")  # pyright: ignore[reportArgumentType] - the bad value under test
+    agent = DrQV2Agent((6, 32, 32), 2, HP)  # the default is DrQ-v2's plain encoder
+    assert agent.encoder.kind == "plain" and agent.critic.trunk[0].in_features == agent.encoder.repr_dim
+
+
+class _RecordingAux(torch.nn.Module):
+    """An auxiliary loss that records the encoding it is given."""
+
+    window = 4
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.zeros(()))
+        self.seen: list[torch.Tensor] = []
+
+    def loss(self, h: torch.Tensor, batch: Batch, shifts: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
+        self.seen.append(h.detach().clone())
+        return (h.sum() * 0 + self.w) ** 2, {}
+
+
+def test_auxiliary_loss_reads_the_window_context_not_the_critic_batch() -> None:
+    torch.manual_seed(0)
+    aux = _RecordingAux()
+    agent = DrQV2Agent((6, 32, 32), 2, dataclasses.replace(HP, aug_pad=0, encoder="pool"), aux=aux)
+    batch = _replay().sample(8, window=aux.window)
+    assert batch.window_frames is not None
+    context = torch.as_tensor(batch.window_frames[:, :2]).reshape(8, 6, 32, 32).float()
+    with torch.no_grad():
+        expected = agent.encoder(context)
+    agent.update(batch, step=100)
+    assert len(aux.seen) == 1 and torch.allclose(aux.seen[0], expected, atol=1e-6)

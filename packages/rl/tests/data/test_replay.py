@@ -48,20 +48,37 @@ def test_windows_hold_context_future_and_actions() -> None:
     f, h, n = 2, 3, 2
     buf = EpisodeReplay(100, frame_stack=f, nstep=n, discount=1.0, seed=2)
     buf.add_episode(*_episode(8), terminated=False)
-    batch = buf.sample(50, window=f + h)
-    assert batch.window_frames.shape == (50, f + h, 3, 4, 4)
-    assert batch.window_actions.shape == (50, f + h, 1)
+    batch = buf.sample(80, window=f + h)
+    assert batch.window_frames is not None and batch.window_actions is not None
+    assert batch.window_frames.shape == (80, f + h, 3, 4, 4)
+    assert batch.window_actions.shape == (80, f + h, 1)
     starts = set()
-    for i in range(50):
+    for i in range(80):
         s = int(batch.window_frames[i, 0, 0, 0, 0])
         starts.add(s)
         assert [int(x) for x in batch.window_frames[i, :, 0, 0, 0]] == list(range(s, s + f + h))
         assert batch.window_actions[i, :, 0].tolist() == list(range(s, s + f + h))  # action i led to frame s+i
-        ctx = batch.window_frames[i, :f].reshape(-1, 4, 4)
-        assert np.array_equal(batch.obs[i], ctx)  # the stacked observation is the context
-        assert batch.action[i, 0] == s + f  # the transition starts after the context
-        assert int(batch.next_obs[i, -1, 0, 0]) == s + f + n - 1
-    assert starts == set(range(0, 8 - (f + h) + 2))  # s in 0 .. T - max(F+H-1, F+n-1)
+    assert starts == set(range(0, 8 - (f + h) + 2))  # s in 0 .. T - (F+H-1): full windows only
+
+
+def test_critic_transitions_cover_every_step_with_windows() -> None:
+    """The EF agent's critic sees the same transitions as DrQ-v2's: idx in 1..T-n+1, also the last steps
+    that no full window reaches (paper §4: EF adds a loss, it does not change the RL data)."""
+    f, h, n, t = 3, 10, 3, 25
+    buf = EpisodeReplay(100, frame_stack=f, nstep=n, discount=1.0, seed=4)
+    buf.add_episode(*_episode(t), terminated=False)
+    batch = buf.sample(2000, window=f + h)
+    assert batch.window_frames is not None
+    idx = {int(a) for a in batch.action[:, 0]}
+    assert idx == set(range(1, t - n + 2))
+    assert max(int(x) for x in batch.window_frames[:, -1, 0, 0, 0]) == t  # windows end at most at the last frame
+
+
+def test_mean_frame_is_the_mean_over_stored_frames() -> None:
+    buf = EpisodeReplay(100, frame_stack=2, nstep=1, discount=1.0)
+    buf.add_episode(*_episode(4), terminated=False)  # frames 0..4
+    buf.add_episode(*_episode(2), terminated=False)  # frames 0..2
+    assert buf.mean_frame() == pytest.approx(np.full((3, 4, 4), (10 + 3) / 8 / 255, np.float32))
 
 
 def test_short_episodes_are_not_sampled_and_capacity_drops_oldest() -> None:
@@ -89,4 +106,5 @@ def test_incremental_add_and_state_dict_round_trip() -> None:
     other = EpisodeReplay(100, frame_stack=2, nstep=1, discount=0.9, seed=99)
     other.load_state_dict(state)
     a, b = buf.sample(8, window=3), other.sample(8, window=3)
+    assert a.window_frames is not None and b.window_frames is not None
     assert np.array_equal(a.window_frames, b.window_frames) and np.array_equal(a.reward, b.reward)

@@ -85,7 +85,8 @@ def test_agent_geoms_and_mask(reacher: Any) -> None:
     flags = agent_geom_flags(model)
     import mujoco
 
-    names = {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g): bool(flags[g]) for g in range(model.ngeom)}
+    mj: Any = mujoco  # no type stubs for the pybind11 module
+    names = {mj.mj_id2name(model, mj.mjtObj.mjOBJ_GEOM, g): bool(flags[g]) for g in range(model.ngeom)}
     assert names["link0"] and names["link1"] and names["fingertip"]
     assert not names["target"] and not names["ground"] and not names["sideS"]
     reacher.reset(seed=3)

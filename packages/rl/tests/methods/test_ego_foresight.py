@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +14,9 @@ from iclr26_rl import cli
 from iclr26_rl.data import Batch
 from iclr26_rl.methods.ego_foresight.claims import claims
 from iclr26_rl.methods.ego_foresight.config import PRESETS, EgoForesightConfig
-from iclr26_rl.methods.ego_foresight.spec import SPEC
 from iclr26_rl.methods.ego_foresight.metrics import efficiency_normalised_score, mean_ci
 from iclr26_rl.methods.ego_foresight.model import EgoForesightHead, FrameDecoder
+from iclr26_rl.methods.ego_foresight.spec import SPEC
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.runs import RunDir
 from iclr26_shared.testing import assert_valid_run_dir, run_cli
@@ -137,7 +136,7 @@ def test_presets_and_config_properties() -> None:
     full = PRESETS["full"]
     assert (full.repr_dim, full.agent_dim, full.horizon, full.beta, full.babbling_steps) == (2048, 32, 10, 1.0, 12500)
     assert full.steps * full.action_repeat == 2_500_000 and full.window == 13
-    assert full.episode_steps == 25 and full.jobs[0] == ("drqv2", 1)
+    assert full.episode_steps == 25 and full.jobs[0] == ("drqv2", 1) and full.baseline_encoder == "plain"
     assert set(SPEC.presets) >= {"smoke", "quick", "full"}
 
 
@@ -151,7 +150,9 @@ def test_mean_ci_and_ens() -> None:
     assert efficiency_normalised_score({"a": [1, 1], "b": [1, 1]}) == {"a": 0.5, "b": 0.5}
 
 
-def _results(ef: float, base: float, sem: float, ef_mse: float, rand_mse: float, improved: bool = True) -> dict:
+def _results(
+    ef: float, base: float, sem: float, ef_mse: float, rand_mse: float, improved: bool = True, mean_mse: float = 0.8
+) -> dict:
     agent = {"final_return_sem": sem, "ens": 0.5, "mean_return": [-30.0, -25.0]}
     return {
         "env": "Reacher-v5",
@@ -160,30 +161,52 @@ def _results(ef: float, base: float, sem: float, ef_mse: float, rand_mse: float,
             "drqv2-ef": {**agent, "final_return": ef},
         },
         "ens_defined": improved,
-        "prediction": {"ef_agent_mse": ef_mse, "copy_agent_mse": 1.0, "rand_agent_mse": rand_mse},
+        "prediction": {
+            "ef_agent_mse": ef_mse,
+            "copy_agent_mse": 1.0,
+            "rand_agent_mse": rand_mse,
+            "mean_agent_mse": mean_mse,
+        },
     }
 
 
 def test_claims_need_more_than_noise() -> None:
-    verdicts = [c.verdict for c in claims(_results(-10.0, -20.0, 1.0, 0.5, 0.9))]
+    verdicts = [c.verdict for c in claims(_results(-10.0, -20.0, 1.0, 0.5, 0.7))]
     assert verdicts == ["holds", "holds", "holds", "holds"]
-    verdicts = [c.verdict for c in claims(_results(-19.0, -20.0, 1.0, 0.5, 0.505, improved=False))]
+    out = claims(_results(-19.0, -20.0, 1.0, 0.5, 0.505, improved=False))
+    assert out[2].baseline == 0.8  # the best no-skill predictor: the mean frame beats copy-last (1.0)
     # gap below the std. error of the difference; ENS undefined; 2b is a 1 % tie
-    assert verdicts == ["fails", "inconclusive", "holds", "fails"]
+    assert [c.verdict for c in out] == ["fails", "inconclusive", "holds", "fails"]
 
 
 def test_claims_at_chance_do_not_hold() -> None:
-    """Both agents at or below the untrained policy, equal ENS, every predictor equally bad: nothing holds."""
-    res = _results(-40.0, -40.0, 0.0, 1.0, 1.0)
+    """Both agents at or below the untrained policy, equal ENS, every predictor at the mean frame's error."""
+    res = _results(-40.0, -40.0, 0.0, 0.8, 0.8, mean_mse=0.8)
     res["agents"]["drqv2-ef"]["ens"] = 0.4
     verdicts = [c.verdict for c in claims(res)]
     assert "holds" not in verdicts
     assert verdicts[0] == "inconclusive"  # both below the untrained policy's return (-25)
+    assert verdicts[2:] == ["inconclusive", "inconclusive"]  # no predictor beats the mean frame
 
 
-def test_claims_without_both_agents_are_not_measured() -> None:
-    out = claims({"env": "Reacher-v5", "agents": {"drqv2": {"final_return": 1.0, "ens": 0.5}}})
-    assert len(out) == 4 and all(c.verdict == "inconclusive" for c in out) and all(math.isnan(c.ours) for c in out)
+def test_action_blind_head_worse_than_the_mean_frame_is_inconclusive() -> None:
+    """A head that draws a blur (worse than the mean frame) shows nothing about actions even if ours < random."""
+    verdicts = [c.verdict for c in claims(_results(-10.0, -20.0, 1.0, 0.9, 0.95, mean_mse=0.85))]
+    assert verdicts[2:] == ["inconclusive", "inconclusive"]
+
+
+def test_quick_claims_are_the_prediction_claims() -> None:
+    """Without the baseline agent (quick trains only drqv2-ef) the return claims are not made."""
+    res = _results(-10.0, -20.0, 1.0, 0.5, 0.7)
+    del res["agents"]["drqv2"]
+    out = claims(res)
+    assert [c.verdict for c in out] == ["holds", "holds"] and all("predict" in c.claim for c in out)
+    assert PRESETS["quick"].agents == ("drqv2-ef",) and PRESETS["full"].agents == ("drqv2", "drqv2-ef")
+    assert SPEC.gpu_presets == ("full",)
+
+
+def test_claims_without_the_ef_agent_are_not_made() -> None:
+    assert claims({"env": "Reacher-v5", "agents": {"drqv2": {"final_return": 1.0, "ens": 0.5}}}) == []
 
 
 def test_smoke_cli_writes_a_valid_run_directory(tmp_path: Path) -> None:

@@ -44,4 +44,4 @@ def test_truncated_normal_stays_inside_and_passes_gradients() -> None:
     x = truncated_normal_sample(mu, 1.0, clip=0.3)
     assert x.abs().max() < 1.0 and (x - mu).abs().max() <= 0.3 + 1e-6
     x.sum().backward()
-    assert torch.equal(mu.grad, torch.ones_like(mu))
+    assert mu.grad is not None and torch.equal(mu.grad, torch.ones_like(mu))

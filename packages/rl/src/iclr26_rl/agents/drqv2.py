@@ -4,18 +4,22 @@ Read top to bottom: hyper-parameters → encoder → actor → critic → agent 
 
 Networks (shapes for F stacked frames of size S, action dim A)::
 
-    encoder  E : uint8 [B, 3F, S, S] → x/255 − 0.5 → conv3x3 s2 → 3 × conv3x3 s1 (32 ch, ReLU)
-                 → AvgPool(4) → flatten → Linear → h ∈ R^{repr_dim}          (Ego-Foresight's PoolEncoder)
+    encoder  E : uint8 [B, 3F, S, S] → x/255 − 0.5 → conv3x3 s2 → 3 × conv3x3 s1 (32 ch, ReLU) → then
+                 plain: flatten → h ∈ R^{32·35·35} (84 px)                   (DrQ-v2's reference Encoder)
+                 pool:  AvgPool(4) → flatten → Linear → h ∈ R^{repr_dim}     (Ego-Foresight's PoolEncoder)
     actor    π : h → Linear(feature_dim) + LayerNorm + tanh → MLP(hidden, hidden) → tanh → μ ∈ [-1,1]^A
     critic   Q1, Q2 : h → same trunk → [z ; a] → MLP(hidden, hidden) → scalar
 
 Update (one gradient step on a replay batch, Eq. numbers from DrQ-v2 §3)::
 
     o, o' ← random_shift(o), random_shift(o')                      (pad 4)
-    h = E(o);  h' = E(o') (no grad)
+    h = E(o);  h' = E(o') (no grad);  h_w = E(random_shift(window context)) (auxiliary loss only)
     a' = μ(h') + clip(ε σ(t), ±c),  y = r^{(n)} + γ^n d · min(Q̄1, Q̄2)(h', a')   (clipped double Q, n-step)
     L_critic = (Q1(h, a) − y)² + (Q2(h, a) − y)²
-    L = L_critic + β · L_aux(h, batch)                            (Ego-Foresight's hook; β·0 for DrQ-v2)
+    L = L_critic + β · L_aux(h_w, batch)                          (Ego-Foresight's hook; none for DrQ-v2)
+
+The critic's transitions come from every step of the replay (as DrQ-v2's); the auxiliary loss gets its
+own batch of full context+horizon windows (:meth:`EpisodeReplay.sample`).
     encoder, critic and the auxiliary module step on ∇L;
     actor: L_π = −min(Q1, Q2)(sg(h), μ(sg(h)) + clip(ε σ(t), ±c));  Q̄ ← τ Q + (1 − τ) Q̄
 
@@ -27,7 +31,7 @@ this for the first ``babbling_steps``: ``a = clip(U[−b, b], −1, 1)`` (b = 4:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 import torch
@@ -42,7 +46,11 @@ from iclr26_rl.nn.layers import (
     truncated_normal_sample,
 )
 
-__all__ = ["Actor", "AuxiliaryLoss", "Critic", "DrQV2Agent", "DrQV2Hparams", "PixelEncoder"]
+__all__ = ["ENCODERS", "Actor", "AuxiliaryLoss", "Critic", "DrQV2Agent", "DrQV2Hparams", "EncoderKind", "PixelEncoder"]
+
+EncoderKind = Literal["plain", "pool"]
+#: Encoder heads: DrQ-v2's reference (flattened conv features) and Ego-Foresight's pooled projection.
+ENCODERS: tuple[EncoderKind, ...] = ("plain", "pool")
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,7 @@ class DrQV2Hparams:
     """DrQ-v2's published defaults (as used by Ego-Foresight's repository)."""
 
     lr: float = 1e-4
+    encoder: EncoderKind = "plain"
     feature_dim: int = 50
     hidden_dim: int = 1024
     repr_dim: int = 2048
@@ -67,28 +76,33 @@ class DrQV2Hparams:
 
 
 class PixelEncoder(nn.Module):
-    """Ego-Foresight's ``PoolEncoder``: DrQ-v2 conv stack + AvgPool(4) + Linear to ``repr_dim``.
+    """DrQ-v2's conv stack with one of two heads (``kind``).
 
-    Input ``float [B, 3F, S, S]`` with values in [0, 255]; output ``h`` ``[B, repr_dim]``.
+    * ``"plain"``: DrQ-v2's reference ``Encoder``: the conv features flattened, ``repr_dim`` =
+      channels × 35 × 35 at 84 px (× 25 × 25 at 64 px); the ``repr_dim`` argument is ignored.
+    * ``"pool"``: Ego-Foresight's ``PoolEncoder``: AvgPool(4) + Linear to ``repr_dim`` (the n of the
+      agent/scene split).
+
+    Input ``float [B, 3F, S, S]`` with values in [0, 255]; output ``h`` ``[B, self.repr_dim]``.
     """
 
-    def __init__(self, in_channels: int, image_size: int, repr_dim: int = 2048, channels: int = 32) -> None:
+    def __init__(
+        self, in_channels: int, image_size: int, repr_dim: int = 2048, channels: int = 32, kind: EncoderKind = "pool"
+    ) -> None:
         super().__init__()
-        self.convnet = nn.Sequential(
-            nn.Conv2d(in_channels, channels, 3, stride=2),
-            nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, stride=1),
-            nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, stride=1),
-            nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, stride=1),
-            nn.ReLU(),
-            nn.AvgPool2d(4, stride=4),
-        )
+        if kind not in ENCODERS:
+            raise ValueError(f"encoder kind must be one of {ENCODERS}, got {kind!r}")
+        layers: list[nn.Module] = [nn.Conv2d(in_channels, channels, 3, stride=2), nn.ReLU()]
+        for _ in range(3):
+            layers += [nn.Conv2d(channels, channels, 3, stride=1), nn.ReLU()]
+        if kind == "pool":
+            layers.append(nn.AvgPool2d(4, stride=4))
+        self.convnet = nn.Sequential(*layers)
         with torch.no_grad():
             flat = self.convnet(torch.zeros(1, in_channels, image_size, image_size)).numel()
-        self.projection = nn.Linear(flat, repr_dim)
-        self.repr_dim = repr_dim
+        self.kind = kind
+        self.projection = nn.Linear(flat, repr_dim) if kind == "pool" else nn.Identity()
+        self.repr_dim = repr_dim if kind == "pool" else flat
         self.apply(drqv2_weight_init)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
@@ -151,9 +165,12 @@ class AuxiliaryLoss(Protocol):
 
     def parameters(self) -> Any:  # nn.Module.parameters
         """Trainable parameters (stepped with the encoder and critic)."""
+        ...
 
     def loss(self, h: torch.Tensor, batch: Batch, shifts: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
-        """``(scalar loss, metrics)`` from the encoding ``h`` of the augmented context and the batch."""
+        """``(scalar loss, metrics)`` from the encoding ``h`` of the randomly shifted window context
+        (``batch.window_frames[:, :F]``, shifted by ``shifts``) and the batch."""
+        ...
 
 
 class DrQV2Agent:
@@ -181,10 +198,11 @@ class DrQV2Agent:
         self.action_dim = int(action_dim)
         self.obs_shape = tuple(obs_shape)
         c, s, _ = obs_shape
-        self.encoder = PixelEncoder(c, s, hp.repr_dim, hp.conv_channels).to(self.device)
-        self.actor = Actor(hp.repr_dim, action_dim, hp.feature_dim, hp.hidden_dim).to(self.device)
-        self.critic = Critic(hp.repr_dim, action_dim, hp.feature_dim, hp.hidden_dim).to(self.device)
-        self.critic_target = Critic(hp.repr_dim, action_dim, hp.feature_dim, hp.hidden_dim).to(self.device)
+        self.encoder = PixelEncoder(c, s, hp.repr_dim, hp.conv_channels, hp.encoder).to(self.device)
+        repr_dim = self.encoder.repr_dim
+        self.actor = Actor(repr_dim, action_dim, hp.feature_dim, hp.hidden_dim).to(self.device)
+        self.critic = Critic(repr_dim, action_dim, hp.feature_dim, hp.hidden_dim).to(self.device)
+        self.critic_target = Critic(repr_dim, action_dim, hp.feature_dim, hp.hidden_dim).to(self.device)
         self.critic_target.load_state_dict(self.critic.state_dict())
         self.aux = aux.to(self.device) if aux is not None else None
         # Adam is per-parameter, so one optimizer over encoder+critic(+aux) equals the reference's
@@ -240,7 +258,7 @@ class DrQV2Agent:
     def update(self, batch: Batch, step: int) -> dict[str, float]:
         """One DrQ-v2 (+ auxiliary) gradient step; returns scalar metrics."""
         hp = self.hp
-        obs, shifts = random_shift(self._to(batch.obs).float(), hp.aug_pad)
+        obs, _ = random_shift(self._to(batch.obs).float(), hp.aug_pad)
         next_obs, _ = random_shift(self._to(batch.next_obs).float(), hp.aug_pad)
         action, reward, discount = self._to(batch.action), self._to(batch.reward), self._to(batch.discount)
         std = self.std(step)
@@ -260,7 +278,13 @@ class DrQV2Agent:
             "batch_reward": reward.mean().item(),
         }
         if self.aux is not None:
-            aux_loss, aux_metrics = self.aux.loss(h, batch, shifts)
+            if batch.window_frames is None:
+                raise ValueError("an auxiliary loss needs replay windows (sample with window = F + H)")
+            b, f = batch.window_frames.shape[0], self.obs_shape[0] // 3
+            context = self._to(batch.window_frames[:, :f]).reshape(b, *self.obs_shape).float()
+            context, shifts = random_shift(context, hp.aug_pad)
+            aux = cast(AuxiliaryLoss, self.aux)
+            aux_loss, aux_metrics = aux.loss(self.encoder(context), batch, shifts)
             loss = loss + hp.aux_weight * aux_loss
             metrics.update(aux_metrics)
         self.model_opt.zero_grad(set_to_none=True)

@@ -19,10 +19,13 @@ Frames are stacked at sampling time: the observation at time ``t`` is
     discount = prod_{i<n} gamma d[idx+i]
     next_obs = stack(idx + n - 1)
 
-**Window** (Ego-Foresight, ``window = F + H``): ``s ~ U{0, ..., T - max(F+H-1, F+n-1)}``, the context is
-``frames[s : s+F]`` (so ``obs = stack(s+F-1)`` without padding), the future frames are
-``frames[s+F : s+F+H]`` with ``window_actions[:, i] = actions[s+i]`` (the action leading to window frame
-``i``), and the transition uses ``idx = s + F``.
+**Window** (Ego-Foresight, ``window = F + H``): sampled *in addition to* the transitions, from an
+independent episode and start ``s ~ U{0, ..., T - (F+H-1)}``: the context is ``frames[s : s+F]`` (the
+observation ``stack(s+F-1)`` without padding), the future frames are ``frames[s+F : s+F+H]`` and
+``window_actions[:, i] = actions[s+i]`` (the action leading to window frame ``i``). The critic's
+transitions are drawn from every step of every episode, as DrQ-v2's, so an agent with windows trains
+its critic on the same transitions as one without (on 25-step Reacher episodes a window-anchored
+transition could never reach the last F+H-1-n steps).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ class Batch:
         reward: ``float32 [B, 1]`` n-step discounted return.
         discount: ``float32 [B, 1]`` gamma^n times the product of episode discounts.
         next_obs: ``uint8 [B, 3F, S, S]``.
-        window_frames: ``uint8 [B, F+H, 3, S, S]`` or None (window sampling only).
+        window_frames: ``uint8 [B, F+H, 3, S, S]`` or None (window sampling only; independent of the
+            transitions above).
         window_actions: ``float32 [B, F+H, A]`` or None; entry i led to window frame i.
     """
 
@@ -159,39 +163,51 @@ class EpisodeReplay:
         return reward, discount
 
     def _max_start(self, length: int, window: int) -> int:
-        """Largest valid start (``idx`` for transitions, ``s`` for windows); < lowest when too short."""
+        """Largest valid start (``idx >= 1`` for transitions, ``s >= 0`` for windows); below it when too short."""
         if window == 0:
             return length - self.nstep + 1
-        return length - max(window - 1, self.frame_stack + self.nstep - 1)
+        return length - (window - 1)
 
     def can_sample(self, window: int = 0) -> bool:
-        """Whether at least one stored episode is long enough."""
-        low = 1 if window == 0 else 0
-        return any(self._max_start(len(ep["rewards"]) - 1, window) >= low for ep in self.episodes)
+        """Whether transitions (and, with ``window``, windows) can be sampled."""
+        lengths = [len(ep["rewards"]) - 1 for ep in self.episodes]
+        ok = any(self._max_start(n, 0) >= 1 for n in lengths)
+        return ok and (window == 0 or any(self._max_start(n, window) >= 0 for n in lengths))
+
+    def mean_frame(self) -> np.ndarray:
+        """The mean stored frame, ``float32 [3, S, S]`` in [0, 1] (the mean predictor of a frame)."""
+        if not self.episodes:
+            raise ValueError("replay is empty")
+        total = sum(ep["frames"].astype(np.float64).sum(axis=0) for ep in self.episodes)
+        count = sum(len(ep["frames"]) for ep in self.episodes)
+        return (np.asarray(total) / count / 255.0).astype(np.float32)
 
     def sample(self, batch_size: int, window: int = 0) -> Batch:
-        """Sample ``batch_size`` transitions (``window = 0``) or windows of ``window = F + H`` frames."""
+        """``batch_size`` transitions from every step, plus ``batch_size`` windows of ``window = F + H`` frames
+        when ``window > 0`` (module docstring)."""
         if window and window <= self.frame_stack:
             raise ValueError(f"window must exceed frame_stack = {self.frame_stack} (F + horizon), got {window}")
-        low = 1 if window == 0 else 0
-        eligible = [ep for ep in self.episodes if self._max_start(len(ep["rewards"]) - 1, window) >= low]
-        if not eligible:
+        if not self.can_sample(window):
             raise ValueError(f"replay holds no episode long enough to sample (window={window}, nstep={self.nstep})")
-        obs, act, rew, disc, nxt, wf, wa = [], [], [], [], [], [], []
+        eligible = [ep for ep in self.episodes if self._max_start(len(ep["rewards"]) - 1, 0) >= 1]
+        obs, act, rew, disc, nxt = [], [], [], [], []
         for e in self.rng.integers(0, len(eligible), size=batch_size):
             ep = eligible[int(e)]
-            high = self._max_start(len(ep["rewards"]) - 1, window)
-            start = int(self.rng.integers(low, high + 1))
-            idx = start if window == 0 else start + self.frame_stack
-            if window:
-                wf.append(ep["frames"][start : start + window])
-                wa.append(ep["actions"][start : start + window])
+            idx = int(self.rng.integers(1, self._max_start(len(ep["rewards"]) - 1, 0) + 1))
             obs.append(self.stack(ep, idx - 1))
             act.append(ep["actions"][idx])
             r, d = self.nstep_target(ep, idx)
             rew.append(r)
             disc.append(d)
             nxt.append(self.stack(ep, idx + self.nstep - 1))
+        wf, wa = [], []
+        if window:
+            long_enough = [ep for ep in self.episodes if self._max_start(len(ep["rewards"]) - 1, window) >= 0]
+            for e in self.rng.integers(0, len(long_enough), size=batch_size):
+                ep = long_enough[int(e)]
+                start = int(self.rng.integers(0, self._max_start(len(ep["rewards"]) - 1, window) + 1))
+                wf.append(ep["frames"][start : start + window])
+                wa.append(ep["actions"][start : start + window])
         return Batch(
             obs=np.stack(obs),
             action=np.stack(act).astype(np.float32),

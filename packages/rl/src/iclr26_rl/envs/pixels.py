@@ -22,6 +22,10 @@ reported as a termination (the replay buffer bootstraps through truncations, not
 Set ``MUJOCO_GL=egl`` before this module is imported on a headless machine.
 """
 
+# mujoco's pybind11 module ships no type stubs (MjModel, mjtObj, Renderer, ... exist only at runtime), and
+# gymnasium's Env has no `model`/`data` until it is a MujocoEnv: attribute checks are off for this file.
+# pyright: reportAttributeAccessIssue=false
+
 from __future__ import annotations
 
 import os
@@ -142,12 +146,13 @@ class ActionRepeat(gym.Wrapper):
         self.repeat = int(repeat)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        total = 0.0
-        for _ in range(self.repeat):
-            obs, reward, terminated, truncated, info = self.env.step(action)
-            total += float(reward)
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        total = float(reward)
+        for _ in range(self.repeat - 1):
             if terminated or truncated:
                 break
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            total += float(reward)
         return obs, total, bool(terminated), bool(truncated), info
 
 
@@ -170,7 +175,7 @@ class MujocoPixels(gym.Wrapper):
         self.size = int(size)
         self.fast_render = bool(fast_render)
         _load_llvm_users_first()
-        self._renderer = mujoco.Renderer(self._model, self.size, self.size)
+        self._renderer: Any = mujoco.Renderer(self._model, self.size, self.size)
         self._camera = _free_camera(env, env_id, camera)
         self._agent_geoms = agent_geom_flags(self._model)
         self.observation_space = spaces.Box(0, 255, (3, self.size, self.size), dtype=np.uint8)
@@ -229,7 +234,10 @@ class FrameStack(gym.Wrapper):
             raise ValueError(f"frame stack must be >= 1, got {n}")
         super().__init__(env)
         self.n = int(n)
-        c, h, w = env.observation_space.shape
+        shape = env.observation_space.shape
+        if shape is None or len(shape) != 3:
+            raise ValueError(f"FrameStack needs [C, H, W] frames, got observation shape {shape}")
+        c, h, w = shape
         self._frames: deque[np.ndarray] = deque(maxlen=self.n)
         self.observation_space = spaces.Box(0, 255, (c * self.n, h, w), dtype=np.uint8)
 
@@ -245,7 +253,7 @@ class FrameStack(gym.Wrapper):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         frame, reward, terminated, truncated, info = self.env.step(action)
         self._frames.append(frame)
-        return self._obs(), reward, terminated, truncated, info
+        return self._obs(), float(reward), terminated, truncated, info
 
     @property
     def last_frame(self) -> np.ndarray:
@@ -287,6 +295,8 @@ def make_pixel_env(
         kwargs["max_episode_steps"] = int(max_episode_steps)
     env = gym.make(env_id, **kwargs)
     shape = env.action_space.shape
+    if shape is None:
+        raise ValueError(f"{env_id} has no continuous action space")
     unit = np.ones(shape, dtype=np.float32)
     env = gym.wrappers.RescaleAction(env, -unit, unit)
     env = ActionRepeat(env, action_repeat)

@@ -90,8 +90,8 @@ class NormedLinear(nn.Linear):
         self.ln = nn.LayerNorm(out_features)
         self.act = act if act is not None else nn.Mish()
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.act(self.ln(super().forward(x)))
+    def forward(self, input: torch.Tensor) -> torch.Tensor:  # noqa: A002 - nn.Linear's parameter name
+        return self.act(self.ln(super().forward(input)))
 
 
 def normed_mlp(in_dim: int, hidden: Sequence[int], out_dim: int) -> nn.Sequential:

@@ -17,7 +17,7 @@ _WHERE = {
     "report": "claims",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = ["AGENTS", "PRESETS", "SPEC", "EgoForesightConfig", "claims", "report"]
 
 
 def __getattr__(name: str) -> Any:

@@ -13,8 +13,8 @@ evaluation episode with a fixed seed, so a resumed run continues bit-for-bit on 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -63,6 +63,7 @@ def build_agent(
     ef = agent == "drqv2-ef"
     hp = DrQV2Hparams(
         lr=cfg.lr,
+        encoder="pool" if ef else cfg.baseline_encoder,
         feature_dim=cfg.feature_dim,
         hidden_dim=cfg.hidden_dim,
         repr_dim=cfg.repr_dim,
@@ -128,22 +129,26 @@ def evaluate_policy(
 
 @torch.no_grad()
 def prediction_error(
-    agent: DrQV2Agent, env: FrameStack, cfg: EgoForesightConfig, episodes: int
+    agent: DrQV2Agent, env: FrameStack, cfg: EgoForesightConfig, episodes: int, mean_frame: np.ndarray
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """EF prediction error vs the copy-last-frame baseline on held-out motor-babbling episodes.
+    """EF prediction error vs no-skill predictors on held-out motor-babbling episodes.
 
     For every window start s of each episode the encoder reads frames ``s..s+t_c−1``, the head rolls
-    the agent part forward with the episode's actions and decodes frames ``s+t_c..s+t_c+H−1``. Errors
-    (squared error per pixel and channel, values in [0, 1]) are averaged over
+    the agent part forward with the episode's actions and decodes frames ``s+t_c..s+t_c+H−1`` (paper §3,
+    Eq. 1-3). Errors (squared error per pixel and channel, values in [0, 1]) are averaged over
 
     * ``agent``: the pixels where the agent is in the *target* frame (MuJoCo segmentation), so a
       prediction that erases the agent cannot beat copying the last frame, and
-    * ``full``: the whole frame.
+    * ``full``: the whole frame,
 
-    A blurry grey prediction can already beat copy-last on the agent region (the copied background
-    is far from the agent's colours), so the same windows are also decoded with *random* babbling
-    actions instead of the episode's: only a head that follows the given actions does better with
-    the true ones (``ef_agent < rand_agent``).
+    for five predictors: ``ef`` (the head, true actions), ``rand`` (the head, random babbling actions
+    instead of the episode's: only a head that follows the actions does better with the true ones),
+    ``copy`` (the last context frame), ``mean`` (``mean_frame``, the mean training frame: the mean
+    predictor) and nothing else. Two diagnostics say *why* ``ef`` and ``rand`` may tie:
+
+    * ``action_sensitivity``: mean |x̂(true actions) − x̂(random actions)| on the agent region, and
+    * ``agent_part_sensitivity``: mean |x̂ − x̂ with the agent part h_a taken from another window| on
+      the agent region (0 when the decoder ignores the agent part, whatever the rollout does).
 
     Returns ``(summary, example)`` where ``example`` holds one window's real/predicted/copied frames.
     """
@@ -152,8 +157,8 @@ def prediction_error(
     pix = _pixels(env)
     f, h_len = cfg.frame_stack, cfg.horizon
     agent.train(False)
-    keys = ("ef_agent", "copy_agent", "rand_agent", "ef_full", "copy_full", "rand_full")
-    sums = {k: np.zeros(h_len) for k in keys}
+    keys = [f"{p}_{r}" for p in ("ef", "copy", "rand", "mean") for r in ("agent", "full")]
+    sums = {k: np.zeros(h_len) for k in (*keys, "action_sens", "agent_part_sens")}
     counts = np.zeros(h_len)
     example: dict[str, np.ndarray] = {}
     for e in range(episodes):
@@ -180,14 +185,22 @@ def prediction_error(
         tmask = np.stack([mk[s + f : s + f + h_len] for s in starts])  # [W, H, S, S]
         last = np.stack([fr[s + f - 1] for s in starts]).astype(np.float32) / 255.0  # [W, 3, S, S]
         hvec = agent.encoder(torch.as_tensor(ctx, device=agent.device).float())
-        pred = head.predict(hvec, torch.as_tensor(fut_a, device=agent.device)).cpu().numpy()  # [W, H, 3, S, S]
+        fut_t = torch.as_tensor(fut_a, device=agent.device)
+        pred = head.predict(hvec, fut_t).cpu().numpy()  # [W, H, 3, S, S]
         cf_rng = np.random.Generator(np.random.PCG64(PRED_SEED + 500_000 + e))
         rand_a = np.clip(cf_rng.uniform(-cfg.babbling_scale, cfg.babbling_scale, fut_a.shape), -1, 1)
         pred_rand = head.predict(hvec, torch.as_tensor(rand_a, device=agent.device).float()).cpu().numpy()
+        swapped = torch.cat([hvec[:, : head.agent_dim].roll(len(starts) // 2, 0), hvec[:, head.agent_dim :]], 1)
+        pred_swap = head.predict(swapped, fut_t).cpu().numpy()
         errors = {
             "ef": ((pred - target) ** 2).mean(axis=2),  # [W, H, S, S]
             "copy": ((last[:, None] - target) ** 2).mean(axis=2),
             "rand": ((pred_rand - target) ** 2).mean(axis=2),
+            "mean": ((mean_frame[None, None] - target) ** 2).mean(axis=2),
+        }
+        diffs = {
+            "action_sens": np.abs(pred - pred_rand).mean(axis=2),
+            "agent_part_sens": np.abs(pred - pred_swap).mean(axis=2),
         }
         for k in range(h_len):
             m = tmask[:, k]
@@ -195,6 +208,8 @@ def prediction_error(
             for name, err in errors.items():
                 sums[f"{name}_agent"][k] += float((err[:, k] * m).sum()) / npix * len(starts)
                 sums[f"{name}_full"][k] += float(err[:, k].mean()) * len(starts)
+            for name, diff in diffs.items():
+                sums[name][k] += float((diff[:, k] * m).sum()) / npix * len(starts)
             counts[k] += len(starts)
         if not example:
             w = len(starts) // 2
@@ -206,7 +221,9 @@ def prediction_error(
             }
     agent.train(True)
     per_h = {k: (v / np.maximum(counts, 1)).tolist() for k, v in sums.items()}
-    summary = {f"{k}_mse": float(np.mean(v)) for k, v in per_h.items()}
+    summary: dict[str, Any] = {f"{k}_mse": float(np.mean(per_h[k])) for k in keys}
+    summary["action_sensitivity"] = float(np.mean(per_h["action_sens"]))
+    summary["agent_part_sensitivity"] = float(np.mean(per_h["agent_part_sens"]))
     summary["per_horizon"] = per_h
     summary["windows"] = int(counts[0])
     return summary, example
@@ -217,8 +234,8 @@ class _JobState:
     step: int = 0
     episode: int = 0
     updates: int = 0
-    eval_steps: list[int] | None = None
-    eval_returns: list[float] | None = None
+    eval_steps: list[int] = field(default_factory=list)
+    eval_returns: list[float] = field(default_factory=list)
     env_time: float = 0.0
     update_time: float = 0.0
 
@@ -235,13 +252,13 @@ def train_job(
     """Train one ``(agent, seed)``; checkpoints carry ``finished`` (the results of earlier jobs)."""
     job_seed = seed + 1000 * run.seed
     env, eval_env = make_env(cfg), make_env(cfg)
-    obs_shape = env.observation_space.shape
-    action_dim = int(env.action_space.shape[0])
+    obs_shape = cast(tuple[int, int, int], env.observation_space.shape)
+    action_dim = int(cast(tuple[int, ...], env.action_space.shape)[0])
     if resume is None:
         torch.manual_seed(job_seed)
     agent = build_agent(cfg, agent_name, obs_shape, action_dim, run.device)
     replay = EpisodeReplay(cfg.replay_size, cfg.frame_stack, cfg.nstep, cfg.discount, seed=job_seed)
-    st = _JobState(eval_steps=[], eval_returns=[])
+    st = _JobState()
     if resume is not None:
         agent.load_state_dict(resume["agent"])
         if "replay" in resume:
@@ -302,7 +319,9 @@ def train_job(
                 replay.add(action, reward, env.last_frame, terminated, truncated)
                 episode_return += reward
                 st.step += 1
-                bar.advance(ret=episode_return, **{k: v for k, v in metrics.items() if k in ("critic_loss", "ef_loss")})
+                bar.advance(
+                    1, ret=episode_return, **{k: v for k, v in metrics.items() if k in ("critic_loss", "ef_loss")}
+                )
                 if st.step % cfg.eval_every == 0 or st.step == cfg.steps:
                     evaluate()
                 if base + st.step == cfg.crash_at_step:
@@ -340,7 +359,7 @@ def train_job(
             title=f"{agent_name}: evaluation episode after {st.step} steps",
         )
     if agent_name == "drqv2-ef" and cfg.pred_eval_episodes > 0:
-        summary, example = prediction_error(agent, eval_env, cfg, cfg.pred_eval_episodes)
+        summary, example = prediction_error(agent, eval_env, cfg, cfg.pred_eval_episodes, replay.mean_frame())
         result["prediction"] = summary
         if example and job % len(cfg.train_seeds) == 0:
             h = len(example["real"])
@@ -394,12 +413,13 @@ def _aggregate(cfg: EgoForesightConfig, jobs: list[dict[str, Any]]) -> dict[str,
     out: dict[str, Any] = {"agents": agents, "ens_defined": ens_defined}
     preds = [j["prediction"] for j in jobs if "prediction" in j]
     if preds:
-        keys = tuple(f"{k}_mse" for k in preds[0]["per_horizon"])
-        out["prediction"] = {k: float(np.mean([p[k] for p in preds])) for k in keys}
-        out["prediction"]["per_horizon"] = {
+        keys = [k for k, v in preds[0].items() if isinstance(v, float)]
+        prediction: dict[str, Any] = {k: float(np.mean([p[k] for p in preds])) for k in keys}
+        out["prediction"] = prediction
+        prediction["per_horizon"] = {
             k: np.mean([p["per_horizon"][k] for p in preds], axis=0).tolist() for k in preds[0]["per_horizon"]
         }
-        out["prediction"]["windows_per_seed"] = preds[0]["windows"]
+        prediction["windows_per_seed"] = preds[0]["windows"]
     return out
 
 
@@ -439,6 +459,7 @@ def run(cfg: EgoForesightConfig, run_dir: RunDir) -> dict[str, Any]:
                 "EF, true actions": (ks, ph["ef_agent"]),
                 "EF, random actions": (ks, ph["rand_agent"]),
                 "copy last frame": (ks, ph["copy_agent"]),
+                "mean training frame": (ks, ph["mean_agent"]),
             },
             xlabel="steps ahead",
             ylabel="MSE per pixel, agent region",
