@@ -9,6 +9,7 @@ Writes JSON (``--out``); ``--quick`` uses the two toy test methods instead of th
 from __future__ import annotations
 
 import dataclasses
+import logging
 import tempfile
 import time
 from pathlib import Path
@@ -43,7 +44,7 @@ def run(quick: bool) -> dict[str, Any]:
         import ray
 
         t0 = time.perf_counter()
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
         out["ray_startup_s"] = time.perf_counter() - t0
         ray.shutdown()
         t0 = time.perf_counter()

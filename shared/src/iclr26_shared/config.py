@@ -34,7 +34,7 @@ import json
 import math
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, cast, get_args, get_origin, get_type_hints
 
@@ -51,10 +51,6 @@ __all__ = [
     "PosInt",
     "UnitFloat",
     "ConfigError",
-    "check_choice",
-    "check_fraction",
-    "check_positive",
-    "check_range",
     "config_from_dict",
     "config_hash",
     "config_to_dict",
@@ -233,51 +229,6 @@ def validate(cfg: object) -> None:
         hints = _HINTS[cls] = get_type_hints(cls, include_extras=True)
     for f in dataclasses.fields(cfg):
         _check(getattr(cfg, f.name), hints[f.name], f.name)
-
-
-# --------------------------------------------------------------------------------------------------
-# Validation helpers for __post_init__
-# --------------------------------------------------------------------------------------------------
-
-
-def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None:
-    """Raise :class:`ConfigError` unless ``value > 0`` (or ``>= 0`` with ``allow_zero``) and finite."""
-    ok = isinstance(value, int | float) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        raise ConfigError(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
-
-
-def check_range(
-    name: str,
-    value: float,
-    low: float | None = None,
-    high: float | None = None,
-    *,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> None:
-    """Raise :class:`ConfigError` unless ``value`` lies in the interval given by ``low``/``high``."""
-    lo = "-inf" if low is None else f"{low:g}"
-    hi = "inf" if high is None else f"{high:g}"
-    interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
-    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-        raise ConfigError(name, value, f"a finite number in {interval}")
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ConfigError(name, value, f"a number in {interval}")
-    if high is not None and (value > high or (high_open and value == high)):
-        raise ConfigError(name, value, f"a number in {interval}")
-
-
-def check_fraction(name: str, value: float) -> None:
-    """Raise :class:`ConfigError` unless ``0 <= value <= 1``."""
-    check_range(name, value, 0.0, 1.0)
-
-
-def check_choice(name: str, value: object, choices: Iterable[object]) -> None:
-    """Raise :class:`ConfigError` unless ``value`` is one of ``choices``."""
-    choices = list(choices)
-    if value not in choices:
-        raise ConfigError(name, value, "one of " + ", ".join(repr(c) for c in choices))
 
 
 # --------------------------------------------------------------------------------------------------

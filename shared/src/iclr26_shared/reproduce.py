@@ -18,6 +18,7 @@ unfinished ones from their checkpoints. Claims over seeds are combined by :mod:`
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import os
 import socket
 import sys
@@ -312,7 +313,7 @@ class RayScheduler:
 
         self.ray = ray
         self.started_here = not ray.is_initialized()
-        kwargs: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False, "logging_level": "ERROR"}
+        kwargs: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False, "logging_level": logging.ERROR}
         t0 = time.monotonic()
         try:
             if address in (None, "local"):

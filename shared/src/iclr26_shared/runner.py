@@ -63,9 +63,7 @@ def claims_table(claims: Sequence[Claim], *, method: str | None = None) -> str:
     for c in claims:
         ref = format_number(c.reference)
         ref = ref if c.baseline is not None or c.threshold is None else f"threshold {ref}"
-        better = (
-            "" if c.holds is not None else (" (higher is better)" if c.better == "higher" else " (lower is better)")
-        )
+        better = " (higher is better)" if c.better == "higher" else " (lower is better)"
         row = [c.claim + (" (timing)" if c.timing else ""), c.metric + better, c.paper or "—", format_number(c.ours)]
         row += [ref, verdict_cell(c.verdict)]
         if method is not None:

@@ -38,7 +38,7 @@ C = TypeVar("C")
 #: Presets every method must define: seconds (tests), minutes on 2 CPU cores (reproduce), paper-like.
 PRESET_NAMES: tuple[str, ...] = ("smoke", "quick", "full")
 #: Names the CLI owns; a config may not use them as field names.
-RESERVED_FIELDS: frozenset[str] = frozenset({"seed", "device", "out_dir", "resume", "quiet", "preset"})
+RESERVED_FIELDS: frozenset[str] = frozenset({"seed", "device", "out_dir", "resume", "quiet", "preset", "seeds"})
 
 Better = Literal["higher", "lower"]
 Verdict = Literal["holds", "fails", "inconclusive"]
@@ -90,7 +90,6 @@ class Claim:
         chance: The no-skill level of the metric (see above), or None.
         paper: The paper's reported number(s), as text (e.g. "0.99 vs 0.41"), or "".
         timing: A wall-time claim: judged only on a run that had the machine to itself.
-        holds: Legacy: a precomputed single-run boolean (no direction; cannot be combined over seeds).
     """
 
     claim: str
@@ -104,11 +103,8 @@ class Claim:
     chance: float | None = None
     paper: str = ""
     timing: bool = False
-    holds: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.holds is not None:  # legacy single-run boolean (removed once every package has migrated)
-            return
         if (self.baseline is None) == (self.threshold is None):
             raise ValueError(f"Claim {self.claim!r}: give exactly one of baseline= (measured) or threshold= (fixed)")
         if self.better not in ("higher", "lower"):
@@ -142,13 +138,16 @@ class Claim:
     def verdict(self) -> Verdict:
         """Single-run verdict: ``holds`` when gain >= margin, ``fails`` otherwise; ``inconclusive`` when a
         side is not measured (NaN) or when both sides sit at chance."""
-        if self.holds is not None:
-            return "holds" if self.holds else "fails"
         if not (_finite(self.ours) and _finite(self.reference)):
             return "inconclusive"
         if self.baseline is not None and self.at_chance(self.ours) and self.at_chance(self.baseline):
             return "inconclusive"
         return "holds" if self.gain >= self.margin else "fails"
+
+    @property
+    def holds(self) -> bool:
+        """``verdict == "holds"``."""
+        return self.verdict == "holds"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (results.json and REPORT.md); carries the derived ``verdict``."""
@@ -163,8 +162,7 @@ class Claim:
             return None if value is None and key != "ours" else float("nan" if value is None else value)
 
         baseline, threshold = num("baseline"), num("threshold")
-        legacy = data.get("holds")
-        if baseline is None and threshold is None and legacy is None:  # a NaN baseline is written as null
+        if baseline is None and threshold is None:  # a NaN baseline is written as null
             baseline = math.nan
         return cls(
             claim=str(data["claim"]),
@@ -177,7 +175,6 @@ class Claim:
             chance=num("chance"),
             paper=str(data.get("paper", "")),
             timing=bool(data.get("timing", False)),
-            holds=None if legacy is None else bool(legacy),
         )
 
 

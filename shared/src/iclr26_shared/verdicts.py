@@ -132,9 +132,6 @@ def summarize_claim(claims: Sequence[Claim], seeds: Sequence[int]) -> ClaimSumma
         low, high = t_interval(gains)
         if len(claims) == 1:
             verdict = first.verdict
-        elif first.holds is not None:  # legacy boolean claims: no direction to combine
-            verdict = "inconclusive"
-            note = "legacy claim without a direction"
         elif n < 2:
             verdict = "inconclusive"
             note = f"only {n} of {len(claims)} seeds measured"
