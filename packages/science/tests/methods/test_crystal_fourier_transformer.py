@@ -93,6 +93,14 @@ def test_no_claim_holds_at_the_mean_predictor() -> None:
     assert verdicts["held-out MAE vs 1.5 x seen-group test MAE"] == "inconclusive"
 
 
+def test_a_model_that_only_ties_the_mean_predictor_shows_nothing() -> None:
+    """Held-out MAE 0.005 below the mean predictor's (inside mae_margin): "close to seen" must not hold."""
+    verdicts = _verdicts(_results((0.59, 0.595), (0.6, 0.6), (0.2, 0.3)))
+    assert verdicts["held-out MAE vs 1.5 x seen-group test MAE"] == "inconclusive"
+    assert verdicts["held-out MAE (CFT vs mean of train targets)"] == "fails"
+    assert verdicts["held-out MAE (CFT vs plain PE)"] == "inconclusive"
+
+
 def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     run, results = smoke_run(cli.METHODS[NAME], tmp_path)
     assert results["invariance"]["max_rel_error"] < 1e-9
