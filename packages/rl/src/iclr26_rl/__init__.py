@@ -13,7 +13,16 @@ Public API (heavy modules load on first access, so ``import iclr26_rl`` stays li
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iclr26_rl.agents.drqv2 import DrQV2Agent, DrQV2Hparams, PixelEncoder
+    from iclr26_rl.data.replay import Batch, EpisodeReplay
+    from iclr26_rl.envs.pixels import agent_geom_flags, make_pixel_env, make_vector_env
+    from iclr26_rl.methods.ego_foresight.config import PRESETS, EgoForesightConfig
+    from iclr26_rl.methods.ego_foresight.metrics import efficiency_normalised_score, mean_ci
+    from iclr26_rl.methods.ego_foresight.model import EgoForesightHead, FrameDecoder
+    from iclr26_rl.methods.ego_foresight.spec import SPEC
 
 _WHERE = {
     "make_pixel_env": "iclr26_rl.envs.pixels",

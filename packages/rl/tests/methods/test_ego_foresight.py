@@ -151,7 +151,14 @@ def test_mean_ci_and_ens() -> None:
 
 
 def _results(
-    ef: float, base: float, sem: float, ef_mse: float, rand_mse: float, improved: bool = True, mean_mse: float = 0.8
+    ef: float,
+    base: float,
+    sem: float,
+    ef_mse: float,
+    rand_mse: float,
+    improved: bool = True,
+    mean_mse: float = 0.8,
+    colour_mse: float = 0.9,
 ) -> dict:
     agent = {"final_return_sem": sem, "ens": 0.5, "mean_return": [-30.0, -25.0]}
     return {
@@ -166,6 +173,7 @@ def _results(
             "copy_agent_mse": 1.0,
             "rand_agent_mse": rand_mse,
             "mean_agent_mse": mean_mse,
+            "colour_agent_mse": colour_mse,
         },
     }
 
@@ -195,6 +203,14 @@ def test_action_blind_head_worse_than_the_mean_frame_is_inconclusive() -> None:
     assert verdicts[2:] == ["inconclusive", "inconclusive"]
 
 
+def test_a_grey_blur_that_only_beats_copy_and_mean_frame_is_inconclusive() -> None:
+    """On the agent region a frame in the agent's mean colour is the best blind guess (an untrained decoder's
+    grey is close to it): beating copy-last and the mean frame alone is not enough."""
+    out = claims(_results(-10.0, -20.0, 1.0, 0.5, 0.5, mean_mse=0.8, colour_mse=0.45))
+    assert out[2].baseline == 0.45 and out[2].chance == 0.45
+    assert [c.verdict for c in out[2:]] == ["inconclusive", "inconclusive"]
+
+
 def test_quick_claims_are_the_prediction_claims() -> None:
     """Without the baseline agent (quick trains only drqv2-ef) the return claims are not made."""
     res = _results(-10.0, -20.0, 1.0, 0.5, 0.7)
@@ -221,7 +237,9 @@ def test_smoke_cli_writes_a_valid_run_directory(tmp_path: Path) -> None:
     assert results["agents"]["drqv2"]["eval_steps"] == [0, 40, 80]
     for fig in ("learning_curves", "prediction_error", "ef_prediction", "eval_episode_drqv2"):
         assert (run_dir / "figures" / f"{fig}.png").is_file()
-    assert results["prediction"]["copy_agent_mse"] > 0
+    pred = results["prediction"]
+    assert min(pred["copy_agent_mse"], pred["mean_agent_mse"], pred["colour_agent_mse"]) > 0
+    assert pred["action_sensitivity"] >= 0 and pred["agent_part_sensitivity"] >= 0
 
 
 def test_resume_after_crash_continues_from_the_saved_step(tmp_path: Path) -> None:

@@ -7,9 +7,20 @@ and are loaded on first attribute access, so configs can validate env ids withou
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iclr26_rl.envs.registry import DEFAULT_EPISODE_STEPS, MUJOCO_V5_ENVS, REACHING_ENVS, check_env_id
+
+if TYPE_CHECKING:
+    from iclr26_rl.envs.pixels import (
+        CAMERA_PRESETS,
+        ActionRepeat,
+        FrameStack,
+        MujocoPixels,
+        agent_geom_flags,
+        make_pixel_env,
+        make_vector_env,
+    )
 
 _LAZY = {
     "CAMERA_PRESETS",

@@ -6,7 +6,12 @@ Public names load on first access (PEP 562), so importing this package imports n
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iclr26_rl.methods.ego_foresight.claims import claims, report
+    from iclr26_rl.methods.ego_foresight.config import AGENTS, PRESETS, EgoForesightConfig
+    from iclr26_rl.methods.ego_foresight.spec import SPEC
 
 _WHERE = {
     "AGENTS": "config",

@@ -144,7 +144,9 @@ def prediction_error(
     for five predictors: ``ef`` (the head, true actions), ``rand`` (the head, random babbling actions
     instead of the episode's: only a head that follows the actions does better with the true ones),
     ``copy`` (the last context frame), ``mean`` (``mean_frame``, the mean training frame: the mean
-    predictor) and nothing else. Two diagnostics say *why* ``ef`` and ``rand`` may tie:
+    predictor) and ``colour`` (every pixel in the agent's mean colour over the held-out agent pixels: the
+    best constant guess on the agent region, which a grey blur from an untrained decoder can already beat
+    the mean frame and copy-last by). Two diagnostics say *why* ``ef`` and ``rand`` may tie:
 
     * ``action_sensitivity``: mean |x̂(true actions) − x̂(random actions)| on the agent region, and
     * ``agent_part_sensitivity``: mean |x̂ − x̂ with the agent part h_a taken from another window| on
@@ -157,10 +159,11 @@ def prediction_error(
     pix = _pixels(env)
     f, h_len = cfg.frame_stack, cfg.horizon
     agent.train(False)
-    keys = [f"{p}_{r}" for p in ("ef", "copy", "rand", "mean") for r in ("agent", "full")]
+    keys = [f"{p}_{r}" for p in ("ef", "copy", "rand", "mean", "colour") for r in ("agent", "full")]
     sums = {k: np.zeros(h_len) for k in (*keys, "action_sens", "agent_part_sens")}
     counts = np.zeros(h_len)
     example: dict[str, np.ndarray] = {}
+    recorded = []
     for e in range(episodes):
         rng = np.random.Generator(np.random.PCG64(PRED_SEED + e))
         env.reset(seed=PRED_SEED + e)
@@ -173,9 +176,12 @@ def prediction_error(
             masks.append(pix.agent_mask())
             actions.append(a.astype(np.float32))
             done = terminated or truncated
-        fr = np.stack(frames)  # [T+1, 3, S, S]
-        mk = np.stack(masks)  # [T+1, S, S]
-        ac = np.stack(actions)  # [T+1, A]
+        recorded.append((np.stack(frames), np.stack(masks), np.stack(actions)))
+    # The agent's mean colour over every held-out agent pixel: a frame painted in it is the best constant
+    # guess on the agent region (an oracle no-skill predictor: it knows the colour, not the position).
+    agent_pixels = np.concatenate([fr.transpose(0, 2, 3, 1)[mk] for fr, mk, _ in recorded]) / 255.0
+    colour = (agent_pixels.mean(axis=0) if len(agent_pixels) else np.full(3, 0.5)).astype(np.float32)
+    for e, (fr, mk, ac) in enumerate(recorded):  # [T+1, 3, S, S], [T+1, S, S], [T+1, A]
         starts = range(0, len(fr) - (f + h_len) + 1)
         if not starts:
             continue
@@ -197,6 +203,7 @@ def prediction_error(
             "copy": ((last[:, None] - target) ** 2).mean(axis=2),
             "rand": ((pred_rand - target) ** 2).mean(axis=2),
             "mean": ((mean_frame[None, None] - target) ** 2).mean(axis=2),
+            "colour": ((colour[None, None, :, None, None] - target) ** 2).mean(axis=2),
         }
         diffs = {
             "action_sens": np.abs(pred - pred_rand).mean(axis=2),
