@@ -1,9 +1,11 @@
-"""iclr26 theory-metrics: neural-collapse metrics NC0–NC4 and the optimizer study (Zhao et al., ICLR 2026).
+"""iclr26 theory-metrics: neural-collapse metrics NC0–NC4 and the optimizer study (Zhao et al., ICLR 2026), and
+the dynamical-richness metric D_LR (Nam et al., ICLR 2026).
 
 Public API (imported lazily so that ``iclr26 list`` stays fast)::
 
     from iclr26_theory_metrics import neural_collapse_metrics
     metrics = neural_collapse_metrics(features, labels, weights)   # [N, p], [N], [K, p] -> dict of floats
+    d_lr = richness(features, outputs)                              # [n, p], [n, C] -> float in [0, 1]
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ __all__ = [
     "NCInputError",
     "NCRecorder",
     "ResNet9",
+    "RichnessAccumulator",
+    "RichnessInputError",
     "Signum",
     "SignumW",
     "UFMTrace",
@@ -32,6 +36,7 @@ __all__ = [
     "naive_neural_collapse_metrics",
     "nc_metrics_from_stats",
     "neural_collapse_metrics",
+    "richness",
     "simulate_ufm",
 ]
 
@@ -49,6 +54,7 @@ _WHERE = {
         ],
         "iclr26_theory_metrics.ops.neural_collapse",
     ),
+    **dict.fromkeys(["RichnessAccumulator", "RichnessInputError", "richness"], "iclr26_theory_metrics.ops.richness"),
     **dict.fromkeys(
         ["SGDW", "InterpolatedAdamW", "Signum", "SignumW", "make_optimizer"], "iclr26_theory_metrics.optim"
     ),

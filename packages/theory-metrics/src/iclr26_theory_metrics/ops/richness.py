@@ -1,0 +1,168 @@
+r"""The low-rank dynamical-richness metric :math:`D_{LR}` (Nam, Fonseca, Lee, Mingard, Göring, El Harzli, Erturk,
+Hayou, Louis: "Decoupling Dynamical Richness from Representation Learning: Towards Practical Measurement",
+ICLR 2026, arXiv 2410.04264: the definition of :math:`D_{LR}` through the minimum-projection operator, and its
+empirical approximation from finite samples, Appendix E).
+
+With penultimate features :math:`\Phi \in \mathbb R^{n\times p}` and network outputs
+:math:`\hat F \in \mathbb R^{n\times C}` on the same n inputs, the feature kernel is :math:`T = \Phi\Phi^\top` and
+the minimum-projection operator :math:`T_{MP} = a_1 \mathbf 1\mathbf 1^\top + a_2 P_{\hat H}` projects onto the
+constant and the span of the learned functions. :math:`D_{LR} = 1 - \mathrm{CKA}(T, T_{MP}) \in [0, 1]`;
+0 = richest (the features span only the learned functions plus a constant). Centring both sides removes the
+constant term, so with :math:`\Phi_c = H\Phi`, :math:`F_c = H\hat F` (:math:`H = I - \frac1n 11^\top`) and Q an
+orthonormal basis of :math:`\operatorname{col}(F_c)` of rank r:
+
+.. math:: \mathrm{CKA} = \frac{\lVert \Phi_c^\top Q\rVert_F^2}{\lVert \Phi_c^\top \Phi_c\rVert_F\,\sqrt r}.
+
+Everything is expressed through the centred second moments :math:`S_{\Phi\Phi} = \Phi_c^\top\Phi_c` ``[p, p]``,
+:math:`S_{\Phi F} = \Phi_c^\top F_c` ``[p, C]`` and :math:`S_{FF} = F_c^\top F_c` ``[C, C]``:
+:math:`\lVert\Phi_c^\top Q\rVert_F^2 = \operatorname{tr}(S_{\Phi F} S_{FF}^{+} S_{\Phi F}^\top)`, r = rank of
+:math:`S_{FF}`, so :class:`RichnessAccumulator` streams over batches in O(p² + pC + C²) memory (shifted by the
+first batch's means, so large offsets do not cancel) and never forms an n × n kernel. :func:`naive_richness` is
+the literal n × n twin used by the tests. All in float64.
+
+Properties (tested): :math:`D_{LR} \in [0, 1]`; exactly 0 when the centred features are isotropic on the span of
+the centred outputs (plus any constant); exactly 1 when the centred features are orthogonal to that span;
+invariant to an isotropic scaling or rotation of the features, to adding a constant to them, and to any
+invertible linear map of the outputs. Degenerate data (features or outputs without variance) give NaN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from iclr26_shared.errors import Iclr26Error
+
+__all__ = ["RichnessAccumulator", "RichnessInputError", "naive_richness", "richness"]
+
+_DTYPE = torch.float64
+
+
+class RichnessInputError(Iclr26Error, ValueError):
+    """Features or outputs that :math:`D_{LR}` cannot use; the message names the argument."""
+
+
+def _check(name: str, x: object, *, rows: int | None = None, cols: int | None = None) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise RichnessInputError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.ndim != 2:
+        raise RichnessInputError(f"{name} must be 2-D [n, dim], got shape {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise RichnessInputError(f"{name} must be floating point, got {x.dtype}")
+    if x.shape[1] == 0:
+        raise RichnessInputError(f"{name} has no columns (shape {tuple(x.shape)}); need at least one")
+    if rows is not None and x.shape[0] != rows:
+        raise RichnessInputError(f"{name} has {x.shape[0]} rows but features have {rows}; they must be the same inputs")
+    if cols is not None and x.shape[1] != cols:
+        raise RichnessInputError(f"{name} has {x.shape[1]} columns, earlier batches had {cols}")
+    if not bool(torch.isfinite(x).all()):
+        raise RichnessInputError(f"{name} contains NaN or infinite values")
+    return x.to(_DTYPE)
+
+
+def _cka_from_moments(s_pp: torch.Tensor, s_pf: torch.Tensor, s_ff: torch.Tensor, rcond: float) -> float:
+    """:math:`1 - \\mathrm{tr}(S_{\\Phi F} S_{FF}^+ S_{\\Phi F}^\\top) / (\\lVert S_{\\Phi\\Phi}\\rVert_F \\sqrt r)`."""
+    evals, evecs = torch.linalg.eigh(0.5 * (s_ff + s_ff.T))
+    top = float(evals.max()) if evals.numel() else 0.0
+    norm_pp = float(torch.linalg.matrix_norm(s_pp))
+    if top <= 0.0 or norm_pp == 0.0:
+        return math.nan
+    keep = evals > rcond * top
+    r = int(keep.sum())
+    v = evecs[:, keep] / evals[keep].sqrt()  # S_FF^{+1/2} on its range, [C, r]
+    captured = float((s_pf @ v).square().sum())  # tr(S_ΦF S_FF^+ S_ΦF^T)
+    cka = captured / (norm_pp * math.sqrt(r))
+    return 1.0 - min(max(cka, 0.0), 1.0)
+
+
+class RichnessAccumulator:
+    """Streams :math:`D_{LR}` over batches of ``(features [B, p], outputs [B, C])``.
+
+    Usage::
+
+        acc = RichnessAccumulator()
+        for x in loader:
+            acc.update(model.features(x), model(x))
+        d_lr = acc.value()
+    """
+
+    def __init__(self, *, rcond: float = 1e-10) -> None:
+        if not (isinstance(rcond, float | int) and 0.0 <= rcond < 1.0):
+            raise RichnessInputError(f"rcond must be a number in [0, 1), got {rcond!r}")
+        self.rcond = float(rcond)
+        self.n = 0
+        self._shift: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._sums: list[torch.Tensor] = []  # Σφ, Σf, Σφφᵀ, Σφfᵀ, Σffᵀ of the shifted rows
+
+    @torch.no_grad()
+    def update(self, features: torch.Tensor, outputs: torch.Tensor) -> None:
+        """Add a batch: ``features [B, p]`` and ``outputs [B, C]`` of the same B inputs (any float dtype)."""
+        dims = None if self._shift is None else (self._shift[0].shape[0], self._shift[1].shape[0])
+        phi = _check("features", features, cols=None if dims is None else dims[0])
+        f = _check("outputs", outputs, rows=phi.shape[0], cols=None if dims is None else dims[1]).to(phi.device)
+        if phi.shape[0] == 0:
+            return
+        if self._shift is None:
+            self._shift = (phi.mean(0), f.mean(0))
+            p, c = phi.shape[1], f.shape[1]
+            shapes = ((p,), (c,), (p, p), (p, c), (c, c))
+            self._sums = [torch.zeros(*shape, dtype=_DTYPE, device=phi.device) for shape in shapes]
+        a, b = phi - self._shift[0].to(phi.device), f - self._shift[1].to(phi.device)
+        for acc, term in zip(self._sums, (a.sum(0), b.sum(0), a.T @ a, a.T @ b, b.T @ b), strict=True):
+            acc += term.to(acc.device)
+        self.n += int(phi.shape[0])
+
+    def value(self) -> float:
+        """:math:`D_{LR}` of everything seen so far; raises :class:`RichnessInputError` for fewer than 2 rows,
+        NaN when the features or the outputs have no variance."""
+        if self.n < 2:
+            raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {self.n}")
+        s_a, s_b, s_aa, s_ab, s_bb = self._sums
+        mu_a, mu_b = s_a / self.n, s_b / self.n
+        s_pp = s_aa - self.n * torch.outer(mu_a, mu_a)
+        s_pf = s_ab - self.n * torch.outer(mu_a, mu_b)
+        s_ff = s_bb - self.n * torch.outer(mu_b, mu_b)
+        return _cka_from_moments(s_pp, s_pf, s_ff, self.rcond)
+
+
+def richness(
+    features: torch.Tensor, outputs: torch.Tensor, *, rcond: float = 1e-10, chunk_size: int | None = None
+) -> float:
+    """:math:`D_{LR} = 1 - \\mathrm{CKA}(T, T_{MP})` of ``features [n, p]`` and ``outputs [n, C]`` (module
+    docstring), accumulated in chunks of ``chunk_size`` rows (all at once by default). Returns a float in
+    [0, 1] (NaN when the features or the outputs have no variance). Raises :class:`RichnessInputError` for
+    n < 2, C = 0 or p = 0, mismatched rows, NaN/inf or non-tensor input."""
+    phi = _check("features", features)
+    f = _check("outputs", outputs, rows=phi.shape[0])
+    if phi.shape[0] < 2:
+        raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {phi.shape[0]}")
+    step = phi.shape[0] if chunk_size is None else chunk_size
+    if not (isinstance(step, int) and step >= 1):
+        raise RichnessInputError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    acc = RichnessAccumulator(rcond=rcond)
+    for start in range(0, phi.shape[0], step):
+        acc.update(phi[start : start + step], f[start : start + step])
+    return acc.value()
+
+
+def naive_richness(features: torch.Tensor, outputs: torch.Tensor, *, rcond: float = 1e-10) -> float:
+    """The literal twin of :func:`richness`: the centred n × n kernels :math:`K_1 = \\Phi_c\\Phi_c^\\top` and
+    :math:`K_2 = QQ^\\top` (Q from the SVD of :math:`F_c`) and CKA = ⟨K_1, K_2⟩_F / (‖K_1‖_F ‖K_2‖_F).
+    O(n²) memory; for tests and the benchmark baseline."""
+    phi = _check("features", features)
+    f = _check("outputs", outputs, rows=phi.shape[0])
+    n = phi.shape[0]
+    if n < 2:
+        raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {n}")
+    h = torch.eye(n, dtype=_DTYPE, device=phi.device) - 1.0 / n
+    phi_c, f_c = h @ phi, h @ f.to(phi.device)
+    u, s, _ = torch.linalg.svd(f_c, full_matrices=False)
+    if s.numel() == 0 or float(s[0]) == 0.0:
+        return math.nan
+    q = u[:, s * s > rcond * s[0] * s[0]]
+    k1, k2 = phi_c @ phi_c.T, q @ q.T
+    n1 = float(torch.linalg.matrix_norm(k1))
+    if n1 == 0.0:
+        return math.nan
+    return 1.0 - float((k1 * k2).sum()) / (n1 * float(torch.linalg.matrix_norm(k2)))

@@ -1,0 +1,145 @@
+"""D_LR (Nam et al., ICLR 2026): exactly 0 at the minimum-projection ideal and exactly 1 for features
+orthogonal to the learned functions, in [0, 1] otherwise; invariant to isotropic scaling, rotation and shifts
+of the features and to invertible maps of the outputs; streaming = batch = the literal n × n twin; clear errors
+on bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from iclr26_theory_metrics import richness
+from iclr26_theory_metrics.ops.richness import RichnessAccumulator, RichnessInputError, naive_richness
+
+
+def _outputs(n: int = 60, c: int = 4, seed: int = 0) -> torch.Tensor:
+    return torch.randn(n, c, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def _span_basis(f: torch.Tensor) -> torch.Tensor:
+    """Orthonormal basis [n, r] of the centred outputs' column space."""
+    u, s, _ = torch.linalg.svd(f - f.mean(0), full_matrices=False)
+    return u[:, s > 1e-10 * s[0]]
+
+
+def test_exactly_zero_at_the_minimum_projection_ideal() -> None:
+    f = _outputs()
+    q = _span_basis(f)  # [n, 4]
+    gen = torch.Generator().manual_seed(1)
+    rot, _ = torch.linalg.qr(torch.randn(4, 4, generator=gen, dtype=torch.float64))
+    phi = 3.0 * q @ rot + 5.0  # isotropic on the span, plus a constant
+    assert richness(phi, f) == pytest.approx(0.0, abs=1e-12)
+    # extra feature columns that are constant change nothing
+    phi_wide = torch.cat([phi, torch.full((60, 3), -2.0, dtype=torch.float64)], dim=1)
+    assert richness(phi_wide, f) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_exactly_one_for_features_orthogonal_to_the_span() -> None:
+    f = _outputs()
+    q = _span_basis(f)
+    gen = torch.Generator().manual_seed(2)
+    raw = torch.randn(60, 10, generator=gen, dtype=torch.float64)
+    raw = raw - raw.mean(0)
+    phi = raw - q @ (q.T @ raw) + 7.0  # centred columns orthogonal to col(F_c), then a constant
+    assert richness(phi, f) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_in_unit_interval_and_between_the_extremes() -> None:
+    f = _outputs()
+    q = _span_basis(f)
+    gen = torch.Generator().manual_seed(3)
+    for scale in (0.1, 1.0, 10.0):
+        phi = q @ torch.randn(4, 8, generator=gen, dtype=torch.float64) + scale * torch.randn(
+            60, 8, generator=gen, dtype=torch.float64
+        )
+        d = richness(phi, f)
+        assert 0.0 < d < 1.0
+    # more noise off the span -> higher D_LR
+    clean = q @ torch.randn(4, 8, generator=gen, dtype=torch.float64)
+    noise = torch.randn(60, 8, generator=gen, dtype=torch.float64)
+    values = [richness(clean + s * noise, f) for s in (0.01, 0.3, 3.0)]
+    assert values == sorted(values)
+
+
+def test_invariances() -> None:
+    gen = torch.Generator().manual_seed(4)
+    f = _outputs(seed=5)
+    phi = torch.randn(60, 6, generator=gen, dtype=torch.float64) + f @ torch.randn(
+        4, 6, generator=gen, dtype=torch.float64
+    )
+    base = richness(phi, f)
+    rot, _ = torch.linalg.qr(torch.randn(6, 6, generator=gen, dtype=torch.float64))
+    mix = torch.randn(4, 4, generator=gen, dtype=torch.float64) + 3 * torch.eye(4, dtype=torch.float64)
+    assert richness(17.0 * phi, f) == pytest.approx(base, rel=1e-10)
+    assert richness(phi @ rot, f) == pytest.approx(base, rel=1e-10)
+    assert richness(phi + 100.0, f) == pytest.approx(base, rel=1e-10)
+    assert richness(phi, f @ mix - 4.0) == pytest.approx(base, rel=1e-10)
+    # joint permutation of the inputs
+    perm = torch.randperm(60, generator=gen)
+    assert richness(phi[perm], f[perm]) == pytest.approx(base, rel=1e-10)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, None])
+def test_streaming_equals_batch_and_the_naive_twin(chunk: int | None) -> None:
+    gen = torch.Generator().manual_seed(6)
+    f = torch.randn(101, 3, generator=gen)  # float32 in, float64 inside
+    phi = torch.randn(101, 9, generator=gen) + f @ torch.randn(3, 9, generator=gen)
+    naive = naive_richness(phi, f)
+    assert richness(phi, f, chunk_size=chunk) == pytest.approx(naive, rel=1e-10, abs=1e-12)
+    acc = RichnessAccumulator()
+    for start in range(0, 101, 10):
+        acc.update(phi[start : start + 10], f[start : start + 10])
+    assert acc.n == 101 and acc.value() == pytest.approx(naive, rel=1e-10, abs=1e-12)
+
+
+def test_rank_deficient_outputs_and_huge_offsets() -> None:
+    gen = torch.Generator().manual_seed(7)
+    g = torch.randn(80, 2, generator=gen, dtype=torch.float64)
+    f = torch.cat([g, g @ torch.randn(2, 3, generator=gen, dtype=torch.float64)], dim=1)  # C = 5, rank 2
+    phi = torch.randn(80, 5, generator=gen, dtype=torch.float64) + g @ torch.randn(
+        2, 5, generator=gen, dtype=torch.float64
+    )
+    assert richness(phi, f) == pytest.approx(naive_richness(phi, f), rel=1e-8)
+    assert richness(phi, f) == pytest.approx(richness(phi, g), rel=1e-8)  # same span
+    assert richness(phi + 1e6, f + 1e5, chunk_size=16) == pytest.approx(richness(phi, f), rel=1e-6)
+
+
+def test_degenerate_data_gives_nan() -> None:
+    phi = torch.randn(10, 3, dtype=torch.float64)
+    assert math.isnan(richness(phi, torch.ones(10, 2)))  # constant outputs: no learned function
+    assert math.isnan(richness(torch.ones(10, 3), _outputs(10, 2)))  # constant features
+
+
+@pytest.mark.parametrize(
+    ("features", "outputs", "message"),
+    [
+        (torch.zeros(1, 3), torch.zeros(1, 2), "at least n = 2"),
+        (torch.zeros(5, 3), torch.zeros(5, 0), "outputs has no columns"),
+        (torch.zeros(5, 0), torch.zeros(5, 2), "features has no columns"),
+        (torch.zeros(5, 3), torch.zeros(4, 2), "outputs has 4 rows but features have 5"),
+        (torch.full((5, 3), float("nan")), torch.zeros(5, 2), "features contains NaN"),
+        (torch.zeros(5, 3), torch.tensor([[float("inf")]] * 5), "outputs contains NaN or infinite"),
+        (torch.zeros(5, 3, dtype=torch.int64), torch.zeros(5, 2), "features must be floating point"),
+        (torch.zeros(5), torch.zeros(5, 2), "features must be 2-D"),
+        ([[0.0]], torch.zeros(1, 2), "features must be a torch.Tensor"),
+    ],
+)
+def test_bad_inputs_raise_clear_errors(features: object, outputs: object, message: str) -> None:
+    with pytest.raises(RichnessInputError, match=message):
+        richness(features, outputs)  # type: ignore[arg-type]
+
+
+def test_bad_options_and_streaming_shapes() -> None:
+    phi, f = torch.zeros(5, 3), torch.zeros(5, 2)
+    with pytest.raises(RichnessInputError, match="chunk_size must be an integer >= 1"):
+        richness(phi, f, chunk_size=0)
+    with pytest.raises(RichnessInputError, match="rcond must be a number in"):
+        RichnessAccumulator(rcond=2.0)
+    acc = RichnessAccumulator()
+    acc.update(phi, f)
+    with pytest.raises(RichnessInputError, match="features has 4 columns, earlier batches had 3"):
+        acc.update(torch.zeros(5, 4), f)
+    with pytest.raises(RichnessInputError, match="at least n = 2"):
+        RichnessAccumulator().value()
