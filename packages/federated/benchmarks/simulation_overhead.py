@@ -1,10 +1,11 @@
 """Seconds per round of FedOpenMatch on Flower's simulation engine (Ray) vs the same client code in a loop.
 
 For M = 2, 4, 8 clients the same tiny job (FedOpenMatch, small CNN, 60 unlabelled images per client) runs
-through the ServerApp/strategy/ClientApp twice: on Flower's simulation engine (``engine="ray"``,
-one CPU per virtual client) and on :class:`InlineGrid`, which calls the ClientApp in a plain loop in
-this process. Reported per engine: mean seconds per round after the first (warm), the first round
-(Ray actors import torch then), and the whole wall time (Ray start-up included). ``overhead`` is
+through the ServerApp/strategy/ClientApp twice: on Flower's Simulation Runtime (``engine="ray"``: a local
+SuperLink and ``flwr run``, one CPU per virtual client) and on :class:`InlineGrid`, which calls the
+ClientApp in a plain loop in this process. Reported per engine: mean seconds per round after the first
+(warm), the first round (Ray actors import torch then), and the whole wall time (SuperLink and Ray
+start-up included). ``overhead`` is
 Ray's warm seconds per round over the loop's.
 
     uv run python packages/federated/benchmarks/simulation_overhead.py [--quick] [--out runs/bench/x.json]

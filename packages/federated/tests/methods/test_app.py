@@ -81,7 +81,7 @@ def test_client_app_trains_on_its_partition_in_process() -> None:
     assert any(not torch.equal(after[k], before[k]) for k in before)
 
 
-def test_smoke_cli_with_a_failing_client_finishes_and_reports(tmp_path) -> None:
+def test_smoke_cli_with_a_failing_client_finishes_and_reports(tmp_path, capfd) -> None:
     res = run_cli(
         cli.main,
         [
@@ -108,6 +108,12 @@ def test_smoke_cli_with_a_failing_client_finishes_and_reports(tmp_path) -> None:
     assert job["participants"] == [1, 2]
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert {r["round"] for r in rows} == {0, 1, 2}
+    # per-round pseudo-label diagnostics; client ids are not averaged into the round metrics
+    assert {"pl_pass_rate", "pl_precision", "pl_conf"} <= set(next(r for r in rows if r["round"] == 1))
+    assert all("partition-id" not in m and "pl_pass_rate" in m for m in job["client_metrics"].values())
+    # Flower's known noise (strategy banners, the fraction_evaluate warning) is in the run's log only
+    assert "fraction_evaluate" in (run_dir / "flower" / "flower.log").read_text()
+    assert "fraction_evaluate" not in capfd.readouterr().err + res.err
     assert (run_dir / "figures" / "open_bacc_per_round.png").is_file()
     assert "Client failures (reported, run continued): 1" in (run_dir / "report.md").read_text()
     # --resume of an interrupted run (results.json missing) reuses the checkpointed jobs: nothing reruns

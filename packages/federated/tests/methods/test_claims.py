@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from iclr26_federated.methods.fedopenmatch.claims import CHANCE_TOL, claims, report
+from iclr26_federated.methods.fedopenmatch.claims import CHANCE_TOL, MARGIN, claims, report
 from iclr26_federated.methods.fedopenmatch.config import VARIANTS
 
 K = 6
@@ -43,6 +43,13 @@ def test_clear_wins_hold_and_the_best_baseline_decides() -> None:
     assert closed.verdict == "holds" and closed.better == "higher"
 
 
+def test_a_tie_or_a_gap_below_the_margin_is_not_a_win() -> None:
+    res = {v: (0.8, 0.9) for v in VARIANTS}
+    res["no-lcr"] = (0.8 - MARGIN / 2, 0.9)  # ours wins by less than the margin
+    verdicts = {c.claim.split(" (")[0]: c.verdict for c in claims(_results(res))}
+    assert set(verdicts.values()) == {"fails"}, verdicts
+
+
 def test_missing_variants_leave_claims_out_and_report_renders() -> None:
     res = _results({v: (0.5, 0.6) for v in VARIANTS})
     res["variants"] = {k: res["variants"][k] for k in ("fedopenmatch", "labeled-only")}
@@ -50,3 +57,12 @@ def test_missing_variants_leave_claims_out_and_report_renders() -> None:
     (only,) = claims(res)
     assert "labeled-only" in only.claim
     assert "| fedopenmatch | 0.5000 ± 0.0000" in report(res)
+
+
+def test_report_has_the_per_round_pseudo_label_table() -> None:
+    res = _results({v: (0.5, 0.6) for v in VARIANTS})
+    hist = [{"round": 0}, {"round": 1, "pl_pass_rate": 0.25, "pl_precision": 0.9}]
+    hist2 = [{"round": 0}, {"round": 1, "pl_pass_rate": 0.0, "pl_precision": None}]
+    res["jobs"] = [{"variant": "fedopenmatch", "history": hist}, {"variant": "fedopenmatch", "history": hist2}]
+    text = report(res)
+    assert "| variant | round 1 |" in text and "| fedopenmatch | 0.12 / 0.90 |" in text

@@ -25,6 +25,7 @@ from iclr26_shared.errors import ConfigError
         ("variants", ()),
         ("engine", "dask"),
         ("fail_client", 7),
+        ("client_cpus", 0.5),
         ("num_rounds", 0),
         ("arch", "vit"),
     ],
@@ -70,8 +71,44 @@ def test_run_config_conversion() -> None:
         {"preset": "smoke", "num-rounds": 3, "variants": "fedopenmatch, labeled-only", "seed": 2, "out-dir": "x"}
     )
     assert cfg.num_rounds == 3 and cfg.variants == ("fedopenmatch", "labeled-only") and cfg.num_clients == 2
-    assert common == {"seed": 2, "device": "auto", "out_dir": "x"}
-    with pytest.raises(ConfigError, match="no-such-key"):
+    assert common == {"preset": "smoke", "seed": 2, "device": "auto", "out_dir": "x", "run_dir": ""}
+    # "" (the pyproject default of every field) keeps the preset's value
+    cfg, common = config_from_run_config({"preset": "quick", "num-rounds": "", "dirichlet-alpha": 0.1})
+    assert cfg == dataclasses.replace(PRESETS["quick"], dirichlet_alpha=0.1) and common["preset"] == "quick"
+    with pytest.raises(ConfigError, match="'no-such-key'.*declared run-config key.*dirichlet-alpha"):
         config_from_run_config({"no-such-key": 1})
     with pytest.raises(ConfigError, match="num_rounds"):
         config_from_run_config({"num-rounds": "many"})
+
+
+def test_run_config_round_trip_and_flwr_text() -> None:
+    from iclr26_federated.methods.fedopenmatch.utils import (
+        config_from_run_config,
+        run_config_from_config,
+        run_config_string,
+    )
+
+    cfg = dataclasses.replace(PRESETS["quick"], variants=("no-gs", "labeled-only"), hflip=True, lr=0.01)
+    back, _ = config_from_run_config({"preset": "smoke", **run_config_from_config(cfg)})
+    assert back == cfg
+    text = run_config_string({"variants": "no-gs,labeled-only", "hflip": True, "lr": 0.01, "num-rounds": 6})
+    assert text == "variants='no-gs,labeled-only' hflip=true lr=0.01 num-rounds=6"
+
+
+def test_pyproject_declares_every_config_field() -> None:
+    """``flwr run --run-config`` refuses undeclared keys: every field must be in [tool.flwr.app.config]."""
+    import tomllib
+
+    from iclr26_federated.methods.fedopenmatch.utils import APP_DIR, COMMON_RUN_CONFIG, config_from_run_config
+
+    declared = tomllib.loads((APP_DIR / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+    fields = {f.name.replace("_", "-") for f in dataclasses.fields(FedOpenMatchConfig)}
+    assert set(declared) == fields | set(COMMON_RUN_CONFIG)
+    assert all(declared[k] == "" for k in fields)  # "" = the preset's value
+    cfg, common = config_from_run_config(declared)  # the app's defaults: the smoke preset
+    assert cfg == PRESETS[declared["preset"]] and common["preset"] == "smoke"
+    from iclr26_federated.methods.fedopenmatch.utils import check_run_config_keys
+
+    check_run_config_keys({"dirichlet-alpha": 0.1, "preset": "quick"})
+    with pytest.raises(ConfigError, match="'dirichlet_alpha'.*declared in"):
+        check_run_config_keys({"dirichlet_alpha": 0.1})  # snake_case is not a declared key

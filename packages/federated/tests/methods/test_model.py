@@ -3,16 +3,21 @@
 import dataclasses
 
 import numpy as np
+import pytest
 import torch
 
 from iclr26_federated.methods.fedopenmatch.config import PRESETS, job_params
 from iclr26_federated.methods.fedopenmatch.model import (
+    PseudoLabels,
     client_loss,
     filter_pseudo_labels,
     make_model,
     make_pseudo_labels,
+    pseudo_label_stats,
+    train_client,
     train_server,
 )
+from iclr26_federated.methods.fedopenmatch.train import pseudo_label_row
 
 
 def _logit_pair(p_in: float) -> list[float]:
@@ -67,3 +72,55 @@ def test_client_loss_parts_and_server_training_reduces_loss() -> None:
     pl = filter_pseudo_labels(torch.randn(4, 2), torch.randn(4, 2, 2), dataclasses.replace(params, tau_in=0.0))
     loss, parts = client_loss(model, xb, xb + 0.1, pl, params)
     assert loss.ndim == 0 and set(parts) == {"l_in", "l_ova", "l_cons"} and parts["l_cons"] > 0
+
+
+def test_pseudo_label_stats_pass_rate_precision_and_unknowns() -> None:
+    params = job_params(PRESETS["smoke"], "fedopenmatch", 0)  # K = 6: label 6 = unknown
+    pl = PseudoLabels(
+        label=torch.tensor([0, 1, 2, 3]),
+        keep=torch.tensor([True, True, True, False]),
+        ova_pos=torch.zeros(4, 6, dtype=torch.bool),
+        ova_neg=torch.zeros(4, 6, dtype=torch.bool),
+        conf=torch.tensor([0.99, 0.97, 0.96, 0.5]),
+    )
+    stats = pseudo_label_stats(pl, params, np.array([0, 2, 6, 3]))  # right, wrong, unknown, dropped
+    assert stats == {
+        "pl_pass_rate": 0.75,
+        "pl_conf_rate": 0.75,
+        "pl_conf": stats["pl_conf"],
+        "pl_correct_rate": 0.25,
+        "pl_unknown_rate": 0.25,
+    }
+    assert abs(stats["pl_conf"] - (0.99 + 0.97 + 0.96 + 0.5) / 4) < 1e-6
+    # precision over clients = Σ correct / Σ pass, from FedAvg's num-examples-weighted means
+    row = pseudo_label_row({"pl_pass_rate": 0.5, "pl_correct_rate": 0.4, "pl_unknown_rate": 0.05, "pl_conf": 0.7})
+    assert row["pl_precision"] == 0.8 and row["pl_unknown_share"] == 0.1
+    assert pseudo_label_row({"pl_pass_rate": 0.0, "pl_correct_rate": 0.0})["pl_precision"] is None
+
+
+def test_openmatch_baseline_uses_two_weak_views_and_a_fixmatch_start_delay() -> None:
+    cfg = dataclasses.replace(PRESETS["smoke"], width=4, openmatch_fix_start=1)
+    om = job_params(cfg, "fedavg-openmatch", 0)
+    assert (om.cons_views, om.fix_start) == ("weak-weak", 1)
+    ours = job_params(cfg, "fedopenmatch", 0)
+    assert (ours.cons_views, ours.fix_start) == ("weak-strong", 0)
+    assert job_params(cfg, "no-lcr", 0).cons_views == "weak-strong"  # the ablation swaps only the regulariser
+    model = make_model(om, 1)
+    torch.manual_seed(0)
+    xw, xs = torch.randn(4, 1, 12, 12), torch.randn(4, 1, 12, 12)
+    pl = filter_pseudo_labels(torch.randn(4, 6) * 10, torch.randn(4, 6, 2), dataclasses.replace(om, tau_in=0.0))
+    with pytest.raises(ValueError, match="second weak view"):
+        client_loss(model, xw, xs, pl, om)
+    # SOCR between the two weak views: identical weak views give zero consistency whatever the strong view
+    _, same = client_loss(model, xw, xs, pl, om, xw2=xw.clone())
+    assert same["l_cons"] == 0.0 and same["l_in"] > 0
+    _, other = client_loss(model, xw, xs, pl, om, xw2=xw + 0.5)
+    assert other["l_cons"] > 0
+    # before the start round the FixMatch term is off
+    _, delayed = client_loss(model, xw, xs, pl, om, xw2=xw.clone(), use_fix=False)
+    assert delayed["l_in"] == 0.0 and delayed["l_ova"] == same["l_ova"]
+    imgs = np.random.default_rng(0).integers(0, 256, (12, 12, 12), dtype=np.uint8)
+    r1 = train_client(make_model(om, 1), imgs, om, torch.Generator().manual_seed(0), server_round=1)
+    r2 = train_client(make_model(om, 1), imgs, om, torch.Generator().manual_seed(0), server_round=2)
+    assert r1["l_in"] == 0.0 and "partition-id" not in r1
+    assert r2["pl_pass_rate"] == r1["pl_pass_rate"]

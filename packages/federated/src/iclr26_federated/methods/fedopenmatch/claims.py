@@ -20,10 +20,13 @@ from typing import Any
 
 from iclr26_shared.spec import Claim
 
-__all__ = ["CHANCE_TOL", "claims", "report"]
+__all__ = ["CHANCE_TOL", "MARGIN", "claims", "report"]
 
 #: Tolerance added to the chance levels (accuracy points).
 CHANCE_TOL = 0.02
+#: What ours must win by (accuracy points): a tie (e.g. LA when it changes no test decision) or a gap
+#: below half a point is not a win in a single run; over seeds the 95% interval must clear it.
+MARGIN = 0.005
 
 _PAPER_OPEN = "CIFAR-100 80/20@25 Dir(0.3): 50.40 vs OpenMatch 1.74 (main table)"
 _PAPER_ABL = {
@@ -68,6 +71,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 ours=ours["open_bacc_mean"],
                 baseline=v[best]["open_bacc_mean"],
                 better="higher",
+                margin=MARGIN,
                 chance=open_chance,
                 paper=_PAPER_OPEN,
             )
@@ -81,6 +85,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                     ours=ours["open_bacc_mean"],
                     baseline=v[ablated]["open_bacc_mean"],
                     better="higher",
+                    margin=MARGIN,
                     chance=open_chance,
                     paper=_PAPER_ABL[comp],
                 )
@@ -93,10 +98,52 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 ours=ours["closed_acc_mean"],
                 baseline=v["labeled-only"]["closed_acc_mean"],
                 better="higher",
+                margin=MARGIN,
                 chance=closed_chance,
                 paper="labeled-only is the lower bound (main table)",
             )
         )
+    return out
+
+
+def _mean(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _pseudo_label_table(jobs: list[Mapping[str, Any]]) -> list[str]:
+    """Per variant and round: pass rate of the FixMatch pseudo-labels / their precision (mean over seeds)."""
+    rows: dict[str, dict[int, tuple[list[float | None], list[float | None]]]] = {}
+    for job in jobs:
+        for h in job.get("history", []):
+            if "pl_pass_rate" in h:
+                cell = rows.setdefault(job["variant"], {}).setdefault(int(h["round"]), ([], []))
+                cell[0].append(h["pl_pass_rate"])
+                cell[1].append(h.get("pl_precision"))
+    if not rows:
+        return []
+    rounds = sorted({r for v in rows.values() for r in v})
+    out = [
+        "",
+        "## Pseudo-labels per round (pass rate / precision, mean over seeds)",
+        "",
+        "Pass rate: share of the clients' images whose FixMatch pseudo-label is kept (confidence ≥ τ_in and,",
+        "with the OVA filter, inlier); precision: share of the kept ones that are right (unknown-class images",
+        "count as wrong). Measured on the model each round's clients receive.",
+        "",
+        "| variant | " + " | ".join(f"round {r}" for r in rounds) + " |",
+        "|---|" + "---|" * len(rounds),
+    ]
+
+    def fmt(x: float | None) -> str:
+        return "–" if x is None else f"{x:.2f}"
+
+    for variant, per_round in rows.items():
+        cells = []
+        for r in rounds:
+            passed, prec = per_round.get(r, ([], []))
+            cells.append(f"{fmt(_mean(passed))} / {fmt(_mean(prec))}")
+        out.append(f"| {variant} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -118,6 +165,7 @@ def report(results: Mapping[str, Any]) -> str:
         "",
         f"Engine: {results.get('engine')}; seconds per round: {results.get('seconds_per_round', float('nan')):.3f}.",
     ]
+    lines += _pseudo_label_table(results.get("jobs") or [])
     failures = results.get("failures") or []
     lines += ["", f"Client failures (reported, run continued): {len(failures)}"]
     for f in failures[:20]:

@@ -3,7 +3,9 @@
 A train message carries ``arrays`` (the global weights) and ``config`` (the job's :class:`JobParams`
 plus Flower's ``server-round``). The client rebuilds its unlabelled partition from the job's split
 parameters and its ``partition-id`` (``context.node_config``), trains, and replies with its weights
-and a MetricRecord holding ``num-examples`` (FedAvg's weight).
+and a MetricRecord holding ``num-examples`` (FedAvg's weight), the losses and the pseudo-label statistics
+(fractions, so FedAvg's weighted mean is the fraction over all clients' images; no ids, which would be
+averaged too).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def train(msg: Message, context: Context) -> Message:
         client_generator(params.seed, pid, server_round),
         device,
         server_round=server_round,
+        true_labels=split.client_y[pid],  # pseudo-label precision only (never trained on)
     )
-    metrics["partition-id"] = float(pid)
     content = RecordDict({"arrays": ArrayRecord(model.cpu().state_dict()), "metrics": MetricRecord({**metrics})})
     return Message(content=content, reply_to=msg)

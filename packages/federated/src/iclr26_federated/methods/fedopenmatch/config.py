@@ -85,8 +85,10 @@ class FedOpenMatchConfig:
     """Local epochs over a client's unlabelled data per round."""
     warmup_steps: NonNegInt = 100
     """Supervised server steps on the labelled set before round 1."""
-    server_steps: NonNegInt = 20
-    """Server fine-tune steps on the labelled set after each aggregation."""
+    server_steps: NonNegInt = 100
+    """Server training steps on the labelled set after each aggregation, i.e. before the next round's
+    broadcast (the paper's per-round step 1). Too few (20) leave the averaged model unconfident: no client
+    image then passes τ_in = 0.95 from round 2 on (README, "Round-2 collapse")."""
     batch_size: PosInt = 64
     """Batch size (labelled and unlabelled)."""
     lr: PosFloat = 0.03
@@ -113,6 +115,9 @@ class FedOpenMatchConfig:
     """λ of SOCR (OpenMatch: 0.5 on CIFAR-10, 1.0 on CIFAR-100)."""
     oem_weight: NonNegFloat = 0.1
     """λ of OpenMatch's OVA entropy minimisation (FedAvg+OpenMatch clients)."""
+    openmatch_fix_start: NonNegInt = 1
+    """FedAvg+OpenMatch: FixMatch's loss starts after this many rounds (OpenMatch's start_fix, 10 epochs);
+    before that its clients train with OEM and SOCR only."""
     tau_in: UnitFloat = 0.95
     """Confidence threshold τ_in of the FixMatch pseudo-labels (max softmax of p)."""
     tau_pos: UnitFloat = 0.9
@@ -129,8 +134,8 @@ class FedOpenMatchConfig:
     """Seeds per variant (seed, seed+1, ...): each seed draws its own split, model init and augmentations."""
     engine: Literal["ray", "inline"] = "ray"
     """ray: Flower's simulation engine (Ray backend); inline: the same app through an in-process Grid."""
-    client_cpus: PosFloat = 1.0
-    """CPUs per virtual client (Ray client_resources.num_cpus)."""
+    client_cpus: PosInt = 1
+    """CPUs per virtual client (Ray client_resources.num_cpus; an integer in flwr 1.42's federation config)."""
     client_gpus: NonNegFloat = 0.0
     """GPUs per virtual client (Ray client_resources.num_gpus); > 0 lets clients use CUDA."""
     ray_cpus: NonNegInt = 0
@@ -183,6 +188,11 @@ class JobParams:
     la_on_server: bool
     consistency: str
     cons_weight: float
+    cons_views: str
+    """"weak-strong" (FedOpenMatch's LCR and its no-lcr ablation) or "weak-weak" (OpenMatch's SOCR and OEM on
+    two weak views)."""
+    fix_start: int
+    """FixMatch's L_in is applied from round ``fix_start + 1`` on (OpenMatch's start_fix; 0 = from round 1)."""
     client_ova: str
     """"pseudo" (FedOpenMatch's thresholded OVA pseudo-labels), "oem" (OpenMatch's entropy), "none"."""
     oem_weight: float
@@ -223,12 +233,14 @@ def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "
 
     * fedopenmatch: GS, LA (ω = ``la_weight``), ``consistency`` (LCR), OVA pseudo-labels, inlier filter;
     * no-gs / no-la / no-lcr: FedOpenMatch with GS off / ω = 0 / SOCR instead of LCR;
-    * fedavg-openmatch: OpenMatch on the clients (no GS, no LA, SOCR, OEM, OVA inlier selection);
+    * fedavg-openmatch: OpenMatch on the clients (no GS, no LA, SOCR and OEM on two weak views, OVA inlier
+      selection, FixMatch's loss only after ``openmatch_fix_start`` rounds);
     * fedavg-fixmatch: FixMatch on the clients (confidence only, no OVA head; MSP rejection);
     * labeled-only: server training on the labelled set only (no client updates).
     """
     if variant not in VARIANTS:
         raise ConfigError("variants", variant, "one of " + ", ".join(VARIANTS))
+    cons_views, fix_start = "weak-strong", 0
     gs, la, cons, client_ova, use_ova, inlier_filter, federated = (
         cfg.gradient_stop,
         cfg.la_weight,
@@ -246,6 +258,7 @@ def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "
         cons = "socr"
     elif variant == "fedavg-openmatch":
         gs, la, cons, client_ova = False, 0.0, "socr", "oem"
+        cons_views, fix_start = "weak-weak", cfg.openmatch_fix_start
     elif variant == "fedavg-fixmatch":
         gs, la, cons, client_ova, use_ova, inlier_filter = False, 0.0, "none", "none", False, False
     elif variant == "labeled-only":
@@ -280,6 +293,8 @@ def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "
         la_on_server=cfg.la_on_server,
         consistency=cons,
         cons_weight=cons_weight,
+        cons_views=cons_views,
+        fix_start=fix_start,
         client_ova=client_ova,
         oem_weight=cfg.oem_weight,
         use_ova=use_ova,
@@ -308,12 +323,13 @@ PRESETS: dict[str, FedOpenMatchConfig] = {
         num_seeds=1,
         engine="inline",
     ),
-    # minutes on 2 CPU cores: every variant, 3 seeds, Flower's simulation engine (one Ray start)
+    # minutes on 2 CPU cores: every variant, one seed per run (replicate with --seeds N), Flower's
+    # Simulation Runtime through `flwr run` (one SuperLink and one Ray start per run)
     "quick": FedOpenMatchConfig(
         max_client_pool=1200,
+        num_seeds=1,
         num_rounds=6,
         warmup_steps=200,
-        server_steps=20,
     ),
     # closest to the paper this machine class runs: ResNet-18, 10 clients, more rounds (GPU advised)
     "full": FedOpenMatchConfig(
@@ -323,7 +339,6 @@ PRESETS: dict[str, FedOpenMatchConfig] = {
         num_rounds=100,
         local_epochs=2,
         warmup_steps=500,
-        server_steps=50,
         client_gpus=0.2,
     ),
 }

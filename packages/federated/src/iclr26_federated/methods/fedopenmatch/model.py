@@ -47,6 +47,7 @@ __all__ = [
     "lr_at",
     "make_model",
     "make_pseudo_labels",
+    "pseudo_label_stats",
     "server_loss",
     "train_client",
     "train_server",
@@ -127,12 +128,14 @@ class PseudoLabels:
         keep: ``[N]`` bool: ``max softmax(p) ≥ τ_in`` and (with the inlier filter) ``σ(q^ŷ)_1 > σ(q^ŷ)_0``.
         ova_pos: ``[N, K]`` bool: ``σ(q^k)_1 ≥ τ_pos``.
         ova_neg: ``[N, K]`` bool: ``σ(q^k)_1 ≤ τ_neg``.
+        conf: ``[N]`` ``max softmax(p)`` (diagnostics only; None on a batch slice).
     """
 
     label: Tensor
     keep: Tensor
     ova_pos: Tensor
     ova_neg: Tensor
+    conf: Tensor | None = None
 
 
 @torch.no_grad()
@@ -162,7 +165,31 @@ def filter_pseudo_labels(p: Tensor, q: Tensor, params: JobParams) -> PseudoLabel
     keep = conf >= params.tau_in
     if params.inlier_filter:
         keep &= s_in[torch.arange(len(label)), label] > 0.5
-    return PseudoLabels(label=label, keep=keep, ova_pos=s_in >= params.tau_pos, ova_neg=s_in <= params.tau_neg)
+    return PseudoLabels(
+        label=label, keep=keep, ova_pos=s_in >= params.tau_pos, ova_neg=s_in <= params.tau_neg, conf=conf
+    )
+
+
+def pseudo_label_stats(pl: PseudoLabels, params: JobParams, true_labels: np.ndarray | None = None) -> dict[str, float]:
+    """Diagnostics of one client's round of pseudo-labels (fractions of its N images):
+
+    * ``pl_pass_rate``: kept FixMatch labels (confidence and, with the inlier filter, the OVA test);
+    * ``pl_conf_rate``: images whose confidence alone passes τ_in; ``pl_conf``: mean max softmax;
+    * with the hidden true labels (analysis only, never trained on; K = unknown): ``pl_correct_rate``
+      (kept and right) and ``pl_unknown_rate`` (kept but an unknown-class image). Precision over clients
+      is ``Σ correct / Σ pass`` (FedAvg's ``num-examples``-weighted mean keeps these ratios).
+    """
+    conf = pl.conf if pl.conf is not None else torch.zeros(len(pl.label))
+    out = {
+        "pl_pass_rate": float(pl.keep.float().mean()),
+        "pl_conf_rate": float((conf >= params.tau_in).float().mean()),
+        "pl_conf": float(conf.mean()),
+    }
+    if true_labels is not None:
+        y = torch.from_numpy(np.asarray(true_labels)).long()
+        out["pl_correct_rate"] = float((pl.keep & (pl.label == y)).float().mean())
+        out["pl_unknown_rate"] = float((pl.keep & (y == params.known_classes)).float().mean())
+    return out
 
 
 def client_loss(
@@ -171,31 +198,44 @@ def client_loss(
     xs: Tensor,
     pl: PseudoLabels,
     params: JobParams,
+    *,
+    xw2: Tensor | None = None,
+    use_fix: bool = True,
 ) -> tuple[Tensor, dict[str, float]]:
     """The client objective on one batch of weak ``xw`` and strong ``xs`` views ``[B, C, H, W]``:
 
     ``L_m = L_in + L_ova + λ·L_cons`` where L_in is FixMatch's CE on the strong view with the frozen
-    filtered pseudo-labels; L_ova is the thresholded OVA pseudo-label BCE on the strong view
-    (with LA; ``client_ova = "pseudo"``) or OpenMatch's entropy minimisation ``λ_oem·H`` (``"oem"``);
-    L_cons is LCR (raw logits) or SOCR (OVA probabilities) between the two views.
-    ``pl`` holds the batch's pseudo-labels (already indexed).
+    filtered pseudo-labels (off when ``use_fix`` is False: OpenMatch's start_fix); L_ova is the thresholded
+    OVA pseudo-label BCE on the strong view (with LA; ``client_ova = "pseudo"``) or OpenMatch's entropy
+    minimisation ``λ_oem·H`` (``"oem"``); L_cons is LCR (raw logits) or SOCR (OVA probabilities) between
+    two views: weak vs strong, or, for OpenMatch (``cons_views = "weak-weak"``), two weak views ``xw`` and
+    ``xw2`` (OEM then also reads the two weak views). ``pl`` holds the batch's pseudo-labels.
     """
     pw, qw = model(xw, gradient_stop=params.gradient_stop)
     ps, qs = model(xs, gradient_stop=params.gradient_stop)
+    if params.cons_views == "weak-weak":
+        if xw2 is None:
+            raise ValueError("cons_views='weak-weak' needs a second weak view xw2")
+        p2, q2 = model(xw2, gradient_stop=params.gradient_stop)
+    else:
+        p2, q2 = ps, qs
     device = pw.device
-    l_in = masked_cross_entropy(ps, pl.label.to(device), pl.keep.to(device))
+    if use_fix:
+        l_in = masked_cross_entropy(ps, pl.label.to(device), pl.keep.to(device))
+    else:
+        l_in = pw.new_zeros(())
     if params.client_ova == "pseudo":
         l_ova = ova_pseudo_label_loss(
             logit_adjust(qs, params.la_weight, params.la_sign), pl.ova_pos.to(device), pl.ova_neg.to(device)
         )
     elif params.client_ova == "oem":
-        l_ova = params.oem_weight * 0.5 * (binary_entropy_loss(qw) + binary_entropy_loss(qs))
+        l_ova = params.oem_weight * 0.5 * (binary_entropy_loss(qw) + binary_entropy_loss(q2))
     else:
         l_ova = pw.new_zeros(())
     if params.consistency == "lcr":
-        l_cons = logit_consistency_loss(pw, qw, ps, qs)
+        l_cons = logit_consistency_loss(pw, qw, p2, q2)
     elif params.consistency == "socr":
-        l_cons = softmax_consistency_loss(qw, qs)
+        l_cons = softmax_consistency_loss(qw, q2)
     else:
         l_cons = pw.new_zeros(())
     loss = l_in + l_ova + params.cons_weight * l_cons
@@ -209,12 +249,15 @@ def train_client(
     gen: torch.Generator,
     device: torch.device | str = "cpu",
     server_round: int = 1,
+    true_labels: np.ndarray | None = None,
 ) -> dict[str, float]:
     """One round of local training on unlabelled ``images``; returns metrics (incl. ``num-examples``).
 
     Pseudo-labels are computed once from the received model and frozen for all local epochs.
+    ``true_labels`` (the hidden labels, for :func:`pseudo_label_stats` only) are never trained on.
     """
     pl = make_pseudo_labels(model, images, params, device)
+    use_fix = server_round > params.fix_start
     model.to(device).train()
     opt = _optimizer(model, params, lr_at(params, server_round))
     x_all = torch.from_numpy(images)
@@ -229,8 +272,11 @@ def train_client(
                 continue
             xw = weak_view(x_all[idx], gen, hflip=params.hflip, device=device)
             xs = strong_view(x_all[idx], gen, hflip=params.hflip, device=device)
+            xw2 = None
+            if params.cons_views == "weak-weak":
+                xw2 = weak_view(x_all[idx], gen, hflip=params.hflip, device=device)
             batch_pl = PseudoLabels(pl.label[idx], pl.keep[idx], pl.ova_pos[idx], pl.ova_neg[idx])
-            loss, parts = client_loss(model, xw, xs, batch_pl, params)
+            loss, parts = client_loss(model, xw, xs, batch_pl, params, xw2=xw2, use_fix=use_fix)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -239,7 +285,7 @@ def train_client(
                 sums[k] += v
             steps += 1
     out = {k: v / max(steps, 1) for k, v in sums.items()}
-    out["mask_rate"] = float(pl.keep.float().mean())
+    out |= pseudo_label_stats(pl, params, true_labels)
     out["ova_pos_rate"] = float(pl.ova_pos.any(1).float().mean())
     out["num-examples"] = float(n)
     return out

@@ -37,6 +37,7 @@ class FedOpenMatchStrategy(FedAvg):
         failures: One ``{"round", "node_id", "reason"}`` per failed client reply.
         round_seconds: Wall time of each round (sending, client training, aggregation, server update).
         participants: Number of clients whose update was aggregated, per round.
+        train_metrics: The clients' aggregated MetricRecord (``num-examples``-weighted means), per round.
     """
 
     def __init__(
@@ -54,6 +55,7 @@ class FedOpenMatchStrategy(FedAvg):
         self.failures: list[dict[str, Any]] = []
         self.round_seconds: dict[int, float] = {}
         self.participants: dict[int, int] = {}
+        self.train_metrics: dict[int, dict[str, float]] = {}
         self._current: ArrayRecord | None = None
         self._t0: float = 0.0
 
@@ -87,6 +89,8 @@ class FedOpenMatchStrategy(FedAvg):
                 )
         arrays, metrics = super().aggregate_train(server_round, replies) if replies else (None, None)
         self.participants[server_round] = sum(not m.has_error() for m in replies)
+        if metrics is not None:
+            self.train_metrics[server_round] = {k: float(v) for k, v in metrics.items()}  # pyright: ignore[reportArgumentType]
         base = arrays if arrays is not None else self._current
         if base is None:
             raise RuntimeError("aggregate_train called before configure_train")

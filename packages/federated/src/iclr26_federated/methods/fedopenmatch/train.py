@@ -2,19 +2,24 @@
 
 ``run(cfg, run_dir)`` (the MethodSpec entry) picks the engine:
 
-* ``ray`` — Flower's simulation engine: one ``flwr.simulation.run_simulation`` call (Ray backend,
-  ``client_resources.num_cpus = cfg.client_cpus``) whose ServerApp runs all jobs in sequence;
+* ``ray`` — Flower's Simulation Runtime (Ray backend) the way flwr 1.42 supports it: ``flwr run`` of this
+  package's app against a local SuperLink started for the run (``run_simulation`` is deprecated); the
+  ServerApp runs all jobs in sequence inside the CLI's run directory;
 * ``inline`` — the same ServerApp code on an :class:`~.utils.InlineGrid` in this process.
 
-``flwr run`` reaches :func:`run_on_grid` through ``server_app.app`` instead (deployment-ready path).
+Both reach :func:`run_on_grid`; a user's own ``flwr run`` (simulation or deployment) does too, through
+``server_app.app``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,13 +27,18 @@ import torch
 from flwr.app import ArrayRecord, ConfigRecord, MetricRecord
 from flwr.serverapp import Grid
 
-from iclr26_federated.methods.fedopenmatch.config import VARIANTS, FedOpenMatchConfig, job_params
+from iclr26_federated.methods.fedopenmatch.config import PRESETS, VARIANTS, FedOpenMatchConfig, job_params
 from iclr26_federated.methods.fedopenmatch.dataset import load_split
 from iclr26_federated.methods.fedopenmatch.model import evaluate, make_model, train_server
 from iclr26_federated.methods.fedopenmatch.strategy import FedOpenMatchStrategy
+from iclr26_shared.errors import UsageError
+from iclr26_shared.io import read_json
 from iclr26_shared.runs import RunDir
 
-__all__ = ["run", "run_job", "run_on_grid", "summarize"]
+#: The raw results the ServerApp writes into the run directory under the ``ray`` engine.
+RESULTS_FILE = "flower-results.json"
+
+__all__ = ["RESULTS_FILE", "federation_config", "pseudo_label_row", "run", "run_job", "run_on_grid", "summarize"]
 
 _METRICS = ("open_bacc", "closed_acc", "unknown_recall", "known_recall")
 
@@ -72,6 +82,7 @@ def run_job(
         load(arrays)
         m = evaluate(model, split.test_x, split.test_y, params, device).to_dict()
         row = {"variant": variant, "seed": seed, "round": server_round, **m}
+        row |= pseudo_label_row(strategy.train_metrics.get(server_round, {}))
         history.append(row)
         run.log(step_offset + server_round, **row)
         if on_round is not None and server_round > 0:
@@ -106,6 +117,24 @@ def run_job(
         "client_metrics": client_metrics,
         "wall_s": time.perf_counter() - t0,
     }
+
+
+def pseudo_label_row(metrics: dict[str, float]) -> dict[str, float | None]:
+    """A round's pseudo-label diagnostics from the clients' aggregated metrics (fractions of all their
+    images): pass rate, precision ``Σ correct / Σ pass`` (None when nothing passed), the share of passed
+    labels that are unknown-class images, the rate whose confidence alone passes τ_in, mean confidence."""
+    if "pl_pass_rate" not in metrics:
+        return {}
+    passed = metrics["pl_pass_rate"]
+    row: dict[str, float | None] = {
+        "pl_pass_rate": passed,
+        "pl_conf_rate": metrics.get("pl_conf_rate"),
+        "pl_conf": metrics.get("pl_conf"),
+    }
+    if "pl_correct_rate" in metrics:
+        row["pl_precision"] = metrics["pl_correct_rate"] / passed if passed > 0 else None
+        row["pl_unknown_share"] = metrics.get("pl_unknown_rate", 0.0) / passed if passed > 0 else None
+    return row
 
 
 def summarize(cfg: FedOpenMatchConfig, jobs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -154,6 +183,25 @@ def _figures(run: RunDir, cfg: FedOpenMatchConfig, jobs: list[dict[str, Any]], s
     )
 
 
+@contextlib.contextmanager
+def flower_log_to_file(path: Path) -> Iterator[None]:
+    """Send Flower's logger (strategy banners, the ``fraction_evaluate`` warning, per-round INFO lines) to
+    ``path`` instead of the terminal while the block runs; the handlers are restored afterwards."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log = logging.getLogger("flwr")
+    saved = (list(log.handlers), log.level, log.propagate)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.handlers = [handler]
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        yield
+    finally:
+        log.handlers, log.level, log.propagate = saved[0], saved[1], saved[2]
+        handler.close()
+
+
 def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid, engine: str | None = None) -> dict[str, Any]:
     """Run every (variant, seed) job on ``grid``; checkpoints after each job (``--resume`` skips done ones).
 
@@ -162,11 +210,8 @@ def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid, engine: str | 
     jobs = [(v, run.seed + s) for s in range(cfg.num_seeds) for v in cfg.variants]
     ckpt = run.load_checkpoint()
     done: list[dict[str, Any]] = list(ckpt[1]["jobs"]) if ckpt is not None else []
-    flwr_log = logging.getLogger("flwr")
-    level = flwr_log.level
-    flwr_log.setLevel(logging.WARNING)
     t0 = time.perf_counter()
-    try:
+    with flower_log_to_file(run.path / "flower" / "flower.log"):
         with run.progress(len(jobs) * cfg.num_rounds, "fedopenmatch", completed=len(done) * cfg.num_rounds) as bar:
             for j, (variant, seed) in enumerate(jobs):
                 if j < len(done):
@@ -183,8 +228,6 @@ def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid, engine: str | 
                 done.append(rec)
                 # the checkpoint's step is the job's last metrics step, so a resume keeps exactly its rows
                 run.save_checkpoint((j + 1) * (cfg.num_rounds + 1) - 1, {"jobs": done})
-    finally:
-        flwr_log.setLevel(level)
     summary = summarize(cfg, done)
     _figures(run, cfg, done, summary)
     round_s = [s for j in done for s in j["round_seconds"] if not math.isnan(s)]
@@ -206,45 +249,80 @@ def _run_inline(cfg: FedOpenMatchConfig, run: RunDir) -> dict[str, Any]:
     return run_on_grid(cfg, run, InlineGrid(client_app, cfg.num_clients))
 
 
-def ray_backend_config(cfg: FedOpenMatchConfig, device: torch.device) -> dict[str, Any]:
-    """Flower simulation backend config: one ``client_cpus`` per virtual client, GPUs only on CUDA runs."""
+def federation_config(cfg: FedOpenMatchConfig, device: torch.device) -> str:
+    """``flwr run --federation-config`` for Flower's Simulation Runtime (Ray backend): M virtual SuperNodes,
+    ``client_cpus`` per ClientApp, GPUs only on CUDA runs, Ray's CPUs (``ray_cpus``, 0 = all)."""
     gpus = cfg.client_gpus if device.type == "cuda" else 0.0
-    init: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
-    init["num_cpus"] = cfg.ray_cpus or (os.cpu_count() or 1)
+    parts = [
+        f"num-supernodes={cfg.num_clients}",
+        f"client-resources-num-cpus={cfg.client_cpus}",
+        f"client-resources-num-gpus={float(gpus)!r}",
+        f"init-args-num-cpus={cfg.ray_cpus or (os.cpu_count() or 1)}",
+        "init-args-log-to-driver=false",
+    ]
     if gpus > 0:
-        init["num_gpus"] = max(1, torch.cuda.device_count())
-    return {"client_resources": {"num_cpus": cfg.client_cpus, "num_gpus": gpus}, "init_args": init}
+        parts.append(f"init-args-num-gpus={max(1, torch.cuda.device_count())}")
+    return " ".join(parts)
 
 
 def _run_ray(cfg: FedOpenMatchConfig, run: RunDir) -> dict[str, Any]:
-    from flwr.serverapp import ServerApp
-    from flwr.simulation import run_simulation
-
-    from iclr26_federated.methods.fedopenmatch.client_app import app as client_app
-
-    os.environ.setdefault("FLWR_DISABLE_UPDATE_CHECK", "1")
-    out: dict[str, Any] = {}
-    server = ServerApp()
-
-    @server.main()
-    def _main(grid: Grid, context: Any) -> None:
-        try:
-            out["results"] = run_on_grid(cfg, run, grid)
-        except BaseException as err:  # re-raised in the caller's thread below
-            out["error"] = err
-
-    t0 = time.perf_counter()
-    run_simulation(
-        server_app=server,
-        client_app=client_app,
-        num_supernodes=cfg.num_clients,
-        backend_config=ray_backend_config(cfg, run.device),  # type: ignore[arg-type]
+    """Flower's supported runtime for flwr 1.42: a local SuperLink in simulation mode (its own free ports,
+    state under ``<run>/flower``) and ``flwr run`` of this package's app with every config field and
+    ``run-dir`` in the run config. The ServerApp writes its results into this run directory; Flower's and
+    Ray's output go to ``<run>/flower/*.log`` (not the terminal). Every started process is stopped by PID."""
+    from iclr26_federated.methods.fedopenmatch.utils import (
+        APP_DIR,
+        flwr_run,
+        log_tail,
+        run_config_from_config,
+        start_superlink,
     )
-    if "error" in out:
-        raise out["error"]
-    if "results" not in out:
-        raise RuntimeError("Flower's simulation ended without running the ServerApp (see the log above)")
-    results = out["results"]
+
+    if not (APP_DIR / "pyproject.toml").is_file():
+        raise UsageError(
+            f"--engine ray runs `flwr run` on the app's source directory, which is absent ({APP_DIR}); "
+            "use --engine inline"
+        )
+    home = run.path / "flower"
+    out_file = run.path / RESULTS_FILE
+    out_file.unlink(missing_ok=True)
+    run_config = {
+        **run_config_from_config(cfg),
+        "preset": run.preset if run.preset in PRESETS else "smoke",
+        "seed": run.seed,
+        "device": str(run.device),
+        "out-dir": str(run.path.parent.parent),
+        "run-dir": str(run.path.resolve()),
+    }
+    total = len(cfg.variants) * cfg.num_seeds * cfg.num_rounds
+    t0 = time.perf_counter()
+    link, port = start_superlink(home, home / "superlink.log", simulation=True)
+    try:
+        with run.progress(total, "fedopenmatch") as bar:
+            seen = [0]
+
+            def poll() -> None:
+                rows = [r for r in run.read_metrics() if r.get("round", 0) > 0]
+                for r in rows[seen[0] :]:
+                    bar.advance(**{f"{r['variant']} open_bacc": r["open_bacc"]})
+                seen[0] = max(seen[0], len(rows))
+
+            code = flwr_run(
+                home,
+                port,
+                run_config,
+                home / "flwr-run.log",
+                federation_config=federation_config(cfg, run.device),
+                poll=poll,
+            )
+    finally:
+        link.stop()
+    if code != 0 or not out_file.is_file():
+        raise RuntimeError(
+            f"flwr run ended with exit code {code} and no {RESULTS_FILE}; Flower's logs are in {home}:\n"
+            + log_tail(home / "flwr-run.log")
+        )
+    results = read_json(out_file, what="Flower results")
     results["simulation_wall_s"] = time.perf_counter() - t0
     return results
 

@@ -5,16 +5,26 @@
   simulation engine, without Ray: fast tests, the smoke preset, and the loop baseline of the benchmark.
   A ClientApp that raises yields an error reply, as in Flower's simulation engine.
 * :func:`config_from_run_config` — Flower's ``context.run_config`` (kebab-case keys from
-  ``[tool.flwr.app.config]`` or ``--run-config``) → a typed :class:`FedOpenMatchConfig`.
+  ``[tool.flwr.app.config]`` or ``--run-config``) → a typed :class:`FedOpenMatchConfig`;
+  :func:`run_config_from_config` is its inverse (what ``flwr run --run-config`` receives).
+* Flower processes for ``flwr run`` (the supported way to run a Flower app in flwr 1.42):
+  :class:`FlowerProcess` starts ``flower-superlink`` / ``flower-supernode`` on free ports in their own
+  session and stops them by PID; :func:`flwr_run` submits this package's app to a SuperLink.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
 import uuid
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
 
 from flwr.app import Context, Error, Message, RecordDict
 from flwr.clientapp import ClientApp
@@ -27,7 +37,29 @@ from iclr26_federated.methods.fedopenmatch.config import PRESETS, FedOpenMatchCo
 from iclr26_shared.config import config_from_dict, config_to_dict
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["CLIENT_APP_RAISED_EXCEPTION", "InlineGrid", "config_from_run_config"]
+__all__ = [
+    "APP_DIR",
+    "CLIENT_APP_RAISED_EXCEPTION",
+    "COMMON_RUN_CONFIG",
+    "FlowerProcess",
+    "InlineGrid",
+    "check_run_config_keys",
+    "config_from_run_config",
+    "declared_run_config",
+    "flower_env",
+    "flwr_run",
+    "free_port",
+    "run_config_from_config",
+    "run_config_string",
+    "start_superlink",
+    "start_supernode",
+]
+
+#: The Flower app's directory (``packages/federated``: its pyproject.toml holds ``[tool.flwr.app]``).
+APP_DIR = Path(__file__).resolve().parents[4]
+#: Run-config keys besides the config fields: the base preset, the common flags, and ``run-dir`` (set by
+#: the CLI's ``ray`` engine: write into this existing run directory instead of a new one).
+COMMON_RUN_CONFIG = ("preset", "seed", "device", "out-dir", "run-dir")
 
 #: Flower's ``ErrorCode.CLIENT_APP_RAISED_EXCEPTION``.
 CLIENT_APP_RAISED_EXCEPTION = 2
@@ -114,26 +146,260 @@ class InlineGrid(Grid):
 def config_from_run_config(run_config: Mapping[str, Any]) -> tuple[FedOpenMatchConfig, dict[str, Any]]:
     """Typed config from Flower's run config.
 
-    Keys are the config fields in kebab-case (``num-rounds``), plus ``preset`` (the base preset, default
-    ``quick``), and the common flags ``seed``, ``device``, ``out-dir``. ``variants`` is a comma-separated
-    string. Returns ``(config, common)`` with ``common = {"seed", "device", "out_dir"}``; unknown keys or
-    bad values raise :class:`ConfigError` naming the key.
+    Keys are the config fields in kebab-case (``num-rounds``), every one declared in
+    ``[tool.flwr.app.config]`` with the value ``""`` = "the preset's value"; plus ``preset`` (the base
+    preset), the common flags ``seed``, ``device``, ``out-dir``, and ``run-dir``. ``variants`` is a
+    comma-separated string (Flower's run config holds scalars only). Returns ``(config, common)`` with
+    ``common = {"preset", "seed", "device", "out_dir", "run_dir"}``; an unknown key or a bad value raises
+    :class:`ConfigError` naming the key (and listing the known ones).
     """
-    values = {str(k).replace("-", "_"): v for k, v in run_config.items()}
-    preset = str(values.pop("preset", "quick"))
+    values = {str(k).replace("-", "_"): v for k, v in run_config.items() if v != ""}
+    preset = str(values.pop("preset", "smoke"))
     if preset not in PRESETS:
         raise ConfigError("preset", preset, "one of " + ", ".join(PRESETS))
     common = {
+        "preset": preset,
         "seed": int(values.pop("seed", 0)),
         "device": str(values.pop("device", "auto")),
         "out_dir": str(values.pop("out_dir", "runs")),
+        "run_dir": str(values.pop("run_dir", "")),
     }
     names = {f.name for f in dataclasses.fields(FedOpenMatchConfig)}
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(unknown[0].replace("_", "-"), values[unknown[0]], "a FedOpenMatch config key")
+        known = ", ".join(sorted(n.replace("_", "-") for n in names) + list(COMMON_RUN_CONFIG))
+        raise ConfigError(unknown[0].replace("_", "-"), values[unknown[0]], f"a declared run-config key ({known})")
     if isinstance(values.get("variants"), str):
         values["variants"] = [v.strip() for v in values["variants"].split(",") if v.strip()]
     base = config_to_dict(PRESETS[preset])
     base.update(values)
     return config_from_dict(FedOpenMatchConfig, base), common
+
+
+def run_config_from_config(cfg: FedOpenMatchConfig) -> dict[str, Any]:
+    """Every field of ``cfg`` as a run-config entry (kebab-case keys; tuples as comma strings)."""
+    out: dict[str, Any] = {}
+    for key, value in config_to_dict(cfg).items():
+        out[key.replace("_", "-")] = ",".join(str(v) for v in value) if isinstance(value, list | tuple) else value
+    return out
+
+
+def run_config_string(values: Mapping[str, Any]) -> str:
+    """``flwr run --run-config`` text: ``key=value`` pairs, TOML values (strings single-quoted)."""
+    parts = []
+    for key, value in values.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int | float):
+            text = repr(value)
+        else:
+            text = "'" + str(value).replace("'", "") + "'"
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------------
+# Flower processes (flwr run, SuperLink, SuperNodes)
+# --------------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something listens on ``host:port``."""
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def flower_env(home: Path, **extra: str) -> dict[str, str]:
+    """Environment for Flower's executables: this venv's bin first on PATH, ``FLWR_HOME``, no update check,
+    no runtime dependency installation (the app runs in this environment), one thread per process."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "FLWR_HOME": str(home),
+        "FLWR_DISABLE_UPDATE_CHECK": "1",
+        "FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION": "1",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        **extra,
+    }
+    return env
+
+
+class FlowerProcess:
+    """A Flower executable in its own session, output appended to ``log``; :meth:`stop` ends it (and the
+    children it spawned: same process group) by its PID.
+
+    Args:
+        args: Executable name (found in this venv's bin) and arguments.
+        env: Environment (see :func:`flower_env`).
+        log: File that receives stdout and stderr.
+    """
+
+    def __init__(self, args: Sequence[str], env: Mapping[str, str], log: Path) -> None:
+        exe = Path(sys.executable).parent / args[0]
+        self.args = [str(exe) if exe.exists() else args[0], *args[1:]]
+        self.log = log
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[bytes] = open(log, "ab")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            self.args, env=dict(env), stdout=self._fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    @property
+    def pid(self) -> int:
+        """The process id (also its process group id)."""
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        """Whether the process still runs."""
+        return self.proc.poll() is None
+
+    def wait_port(self, port: int, timeout: float) -> None:
+        """Wait until ``port`` accepts connections; raises RuntimeError (with the log's tail) otherwise."""
+        deadline = time.monotonic() + timeout
+        while not port_open(port):
+            if not self.alive():
+                raise RuntimeError(f"{self.args[0]} exited with {self.proc.returncode}:\n{log_tail(self.log)}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.args[0]} did not open port {port} in {timeout:.0f} s:\n{log_tail(self.log)}")
+            time.sleep(0.5)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """SIGTERM to the process group ``pid`` (the process and the children it started), SIGKILL to what
+        is left after ``timeout`` s; idempotent."""
+        try:
+            _signal_group(self.proc.pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and (self.alive() or _group_alive(self.proc.pid)):
+                time.sleep(0.2)
+            _signal_group(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        finally:
+            self._fh.close()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def log_tail(path: Path, chars: int = 3000) -> str:
+    """The last ``chars`` characters of a log file ("" if absent)."""
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def start_superlink(home: Path, log: Path, *, simulation: bool, timeout: float = 180.0) -> tuple[FlowerProcess, int]:
+    """``flower-superlink --insecure`` on a free port (flwr 1.42 serves its Runtime, Control and Fleet APIs
+    over one HTTP port), ``--simulation`` for Flower's Simulation Runtime; returns ``(process, port)`` once
+    the port answers."""
+    port = free_port()
+    args = ["flower-superlink", "--insecure", "--isolation", "subprocess"]
+    args += ["--simulation"] if simulation else []
+    args += ["--host", "127.0.0.1", "--port", str(port), "--database", str(home / "state.db")]
+    home.mkdir(parents=True, exist_ok=True)
+    link = FlowerProcess(args, flower_env(home), log)
+    try:
+        link.wait_port(port, timeout)
+    except BaseException:
+        link.stop()
+        raise
+    return link, port
+
+
+def start_supernode(
+    home: Path, superlink_port: int, partition_id: int, num_partitions: int, log: Path, *, timeout: float = 180.0
+) -> FlowerProcess:
+    """``flower-supernode --insecure`` connected to the SuperLink on ``superlink_port`` with the node config
+    ``partition-id``/``num-partitions`` (what the ClientApp reads), its own runtime port and FLWR_HOME;
+    returns once its port answers."""
+    port = free_port()
+    args = ["flower-supernode", "--insecure", "--superlink", f"127.0.0.1:{superlink_port}"]
+    args += ["--node-config", f"partition-id={partition_id} num-partitions={num_partitions}"]
+    args += ["--isolation", "subprocess", "--host", "127.0.0.1", "--port", str(port)]
+    node_home = home / f"supernode-{partition_id}"
+    node_home.mkdir(parents=True, exist_ok=True)
+    node = FlowerProcess(args, flower_env(node_home), log)
+    try:
+        node.wait_port(port, timeout)
+    except BaseException:
+        node.stop()
+        raise
+    return node
+
+
+def declared_run_config(app_dir: Path = APP_DIR) -> dict[str, Any]:
+    """``[tool.flwr.app.config]`` of the app's pyproject.toml."""
+    import tomllib
+
+    data = tomllib.loads((app_dir / "pyproject.toml").read_text(encoding="utf-8"))
+    return dict(data["tool"]["flwr"]["app"]["config"])
+
+
+def check_run_config_keys(run_config: Mapping[str, Any], app_dir: Path = APP_DIR) -> None:
+    """Raise :class:`ConfigError` naming the first key of ``run_config`` that ``[tool.flwr.app.config]``
+    does not declare. ``flwr run`` refuses such a key too, but says only "Invalid run configuration"
+    (the reason is in the SuperLink's log)."""
+    declared = declared_run_config(app_dir)
+    for key, value in run_config.items():
+        if key not in declared:
+            raise ConfigError(key, value, f"a key declared in [tool.flwr.app.config] of {app_dir / 'pyproject.toml'}")
+
+
+def flwr_run(
+    home: Path,
+    port: int,
+    run_config: Mapping[str, Any],
+    log: Path,
+    *,
+    federation_config: str | None = None,
+    app_dir: Path = APP_DIR,
+    timeout: float | None = None,
+    poll: Callable[[], None] | None = None,
+) -> int:
+    """``flwr run <app_dir> local --stream`` against the SuperLink on ``ports`` (its "local" connection
+        points there through ``FLWR_LOCAL_*`` ports); output appended to ``log``; ``poll()`` is called every
+    second while it runs (progress); returns the exit code."""
+    check_run_config_keys(run_config, app_dir)
+    env = flower_env(
+        home,
+        FLWR_LOCAL_SUPERLINK_HTTP_API_PORT=str(port),
+        FLWR_LOCAL_CONTROL_API_PORT=str(port),
+    )
+    args = ["flwr", "run", str(app_dir), "local", "--stream", "--run-config", run_config_string(run_config)]
+    if federation_config:
+        args += ["--federation-config", federation_config]
+    proc = FlowerProcess(args, env, log)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        while proc.alive():
+            if poll is not None:
+                poll()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"flwr run did not finish in {timeout:.0f} s:\n{log_tail(log)}")
+            time.sleep(1.0)
+        if poll is not None:
+            poll()
+        return int(proc.proc.returncode)
+    finally:
+        proc.stop()
