@@ -27,3 +27,10 @@ def test_help_imports_no_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_every_public_name_resolves() -> None:
+    import iclr26_theory_metrics as pkg
+
+    missing = [name for name in pkg.__all__ if not hasattr(pkg, name)]
+    assert missing == []

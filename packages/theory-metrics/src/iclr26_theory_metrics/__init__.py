@@ -31,12 +31,15 @@ __all__ = [
     "UFMTrace",
     "VGG9",
     "build_model",
+    "kernel_distance",
     "make_optimizer",
     "measure_model",
     "naive_neural_collapse_metrics",
     "nc_metrics_from_stats",
+    "parameter_norm",
     "neural_collapse_metrics",
     "richness",
+    "richness_spectrum",
     "simulate_ufm",
 ]
 
@@ -54,7 +57,17 @@ _WHERE = {
         ],
         "iclr26_theory_metrics.ops.neural_collapse",
     ),
-    **dict.fromkeys(["RichnessAccumulator", "RichnessInputError", "richness"], "iclr26_theory_metrics.ops.richness"),
+    **dict.fromkeys(
+        [
+            "RichnessAccumulator",
+            "RichnessInputError",
+            "kernel_distance",
+            "parameter_norm",
+            "richness",
+            "richness_spectrum",
+        ],
+        "iclr26_theory_metrics.ops.richness",
+    ),
     **dict.fromkeys(
         ["SGDW", "InterpolatedAdamW", "Signum", "SignumW", "make_optimizer"], "iclr26_theory_metrics.optim"
     ),

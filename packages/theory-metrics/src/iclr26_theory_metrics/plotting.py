@@ -1,15 +1,16 @@
-"""Figures of the optimizer study: α_t on the UFM against Theorems 3.1–3.4, and every NC metric vs epoch per
-training run (Zhao et al., ICLR 2026)."""
+"""Figures: for the optimizer study (Zhao et al., ICLR 2026) α_t on the UFM against Theorems 3.1–3.4 and every NC
+metric vs epoch per training run; for the richness metric (Nam et al., ICLR 2026) its eigen-decomposition view."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
 
-__all__ = ["plot_training", "plot_ufm"]
+__all__ = ["plot_richness_spectrum", "plot_training", "plot_ufm"]
 
 #: (metric, log y-axis) plotted against the epoch.
 EPOCH_METRICS: tuple[tuple[str, bool], ...] = (
@@ -116,3 +117,16 @@ def plot_training(run: RunDir, runs: Sequence[dict[str, Any]], rows: Sequence[di
 
         logs = {k: math.log10(max(v, 1e-300)) for k, v in finals.items()}
         plot_bars(run.figure_path("final_nc0"), logs, ylabel="log10 NC0 (final)", title="final NC0 per run")
+
+
+def plot_richness_spectrum(path: str | Path, spectrum: Mapping[str, Sequence[float]], *, title: str = "") -> Path:
+    """The eigen-decomposition view of D_LR (Nam et al., ICLR 2026) as one figure: the relative eigenvalues
+    ρ_k/ρ_1 and the cumulative utilisation Π̂(k) (and quality Π*(k) when present) against k, log y-axis
+    (``spectrum`` as returned by :func:`iclr26_theory_metrics.ops.richness.richness_spectrum`)."""
+    names = {"relative_eigenvalues": "ρ_k / ρ_1", "utilisation": "utilisation Π̂(k)", "quality": "quality Π*(k)"}
+    curves = {
+        label: _positive([float(k) for k in range(1, len(spectrum[key]) + 1)], list(spectrum[key]))
+        for key, label in names.items()
+        if spectrum.get(key)
+    }
+    return plot_curves(path, curves, xlabel="eigenfunction k", ylabel="", title=title, logy=True)

@@ -11,7 +11,14 @@ import pytest
 import torch
 
 from iclr26_theory_metrics import richness
-from iclr26_theory_metrics.ops.richness import RichnessAccumulator, RichnessInputError, naive_richness
+from iclr26_theory_metrics.ops.richness import (
+    RichnessAccumulator,
+    RichnessInputError,
+    kernel_distance,
+    naive_richness,
+    parameter_norm,
+    richness_spectrum,
+)
 
 
 def _outputs(n: int = 60, c: int = 4, seed: int = 0) -> torch.Tensor:
@@ -143,3 +150,57 @@ def test_bad_options_and_streaming_shapes() -> None:
         acc.update(torch.zeros(5, 4), f)
     with pytest.raises(RichnessInputError, match="at least n = 2"):
         RichnessAccumulator().value()
+
+
+def test_spectrum_equals_the_n_by_n_eigendecomposition() -> None:
+    gen = torch.Generator().manual_seed(8)
+    n, p = 90, 6
+    phi = torch.randn(n, p, generator=gen, dtype=torch.float64) * torch.tensor([5.0, 3, 2, 1, 0.5, 0.1])
+    f = phi[:, :2] @ torch.randn(2, 3, generator=gen, dtype=torch.float64) + 0.1 * torch.randn(n, 3, generator=gen)
+    y = torch.nn.functional.one_hot(torch.arange(n) % 3, 3).double()
+    spec = richness_spectrum(phi, f, y)
+    # literal: eigenvectors of the centred n × n kernel
+    h = torch.eye(n, dtype=torch.float64) - 1.0 / n
+    evals, evecs = torch.linalg.eigh(h @ phi @ phi.T @ h)
+    evals, evecs = evals.flip(0)[:p], evecs.flip(1)[:, :p]
+    fc, yc = h @ f, h @ y
+    util = (evecs.T @ fc).square().sum(1).cumsum(0) / fc.square().sum()
+    qual = (evecs.T @ yc).square().sum(1).cumsum(0) / yc.square().sum()
+    assert spec["relative_eigenvalues"] == pytest.approx((evals / evals[0]).tolist(), rel=1e-9)
+    assert spec["utilisation"] == pytest.approx(util.tolist(), rel=1e-9)
+    assert spec["quality"] == pytest.approx(qual.tolist(), rel=1e-9, abs=1e-12)
+    assert spec["relative_eigenvalues"][0] == 1.0 and spec["utilisation"] == sorted(spec["utilisation"])
+    # outputs that are linear in the features are fully used by the kernel's eigenfunctions
+    assert richness_spectrum(phi, phi @ torch.randn(p, 2, generator=gen, dtype=torch.float64))["utilisation"][
+        -1
+    ] == pytest.approx(1.0)
+    assert richness_spectrum(torch.ones(5, 2), torch.randn(5, 2)) == {"relative_eigenvalues": [], "utilisation": []}
+
+
+def test_spectrum_plot(tmp_path) -> None:  # noqa: ANN001
+    from iclr26_theory_metrics.plotting import plot_richness_spectrum
+
+    gen = torch.Generator().manual_seed(9)
+    phi = torch.randn(40, 5, generator=gen, dtype=torch.float64)
+    spec = richness_spectrum(phi, phi[:, :2], torch.nn.functional.one_hot(torch.arange(40) % 2, 2).double())
+    out = plot_richness_spectrum(tmp_path / "spectrum.png", spec, title="test")
+    assert out.stat().st_size > 1000
+
+
+def test_baselines_kernel_distance_and_parameter_norm() -> None:
+    gen = torch.Generator().manual_seed(10)
+    a = torch.randn(50, 4, generator=gen, dtype=torch.float64)
+    rot, _ = torch.linalg.qr(torch.randn(4, 4, generator=gen, dtype=torch.float64))
+    assert kernel_distance(a, 3.0 * a @ rot) == pytest.approx(0.0, abs=1e-12)  # same kernel up to scale
+    b = torch.randn(50, 4, generator=gen, dtype=torch.float64)
+    ka, kb = a @ a.T, b @ b.T
+    literal = 1.0 - float((ka * kb).sum()) / float(ka.norm() * kb.norm())
+    assert kernel_distance(a, b) == pytest.approx(literal, rel=1e-12) and 0.0 < literal < 1.0
+    assert math.isnan(kernel_distance(a, torch.zeros(50, 3)))
+    with pytest.raises(RichnessInputError, match="features_b has 49 rows"):
+        kernel_distance(a, b[:49])
+    layer = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        layer.weight.fill_(2.0)
+        layer.bias.fill_(-1.0)
+    assert parameter_norm(layer) == pytest.approx(6 * 4.0 + 2 * 1.0)

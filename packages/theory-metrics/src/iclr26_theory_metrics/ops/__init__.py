@@ -10,7 +10,15 @@ from iclr26_theory_metrics.ops.neural_collapse import (
     nc_metrics_from_stats,
     neural_collapse_metrics,
 )
-from iclr26_theory_metrics.ops.richness import RichnessAccumulator, RichnessInputError, naive_richness, richness
+from iclr26_theory_metrics.ops.richness import (
+    RichnessAccumulator,
+    RichnessInputError,
+    kernel_distance,
+    naive_richness,
+    parameter_norm,
+    richness,
+    richness_spectrum,
+)
 
 __all__ = [
     "METRIC_KEYS",
@@ -23,6 +31,9 @@ __all__ = [
     "naive_neural_collapse_metrics",
     "nc_metrics_from_stats",
     "neural_collapse_metrics",
+    "kernel_distance",
     "naive_richness",
+    "parameter_norm",
     "richness",
+    "richness_spectrum",
 ]

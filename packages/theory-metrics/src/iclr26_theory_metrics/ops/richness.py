@@ -24,6 +24,13 @@ Properties (tested): :math:`D_{LR} \in [0, 1]`; exactly 0 when the centred featu
 the centred outputs (plus any constant); exactly 1 when the centred features are orthogonal to that span;
 invariant to an isotropic scaling or rotation of the features, to adding a constant to them, and to any
 invertible linear map of the outputs. Degenerate data (features or outputs without variance) give NaN.
+
+The paper's eigen-decomposition view (:func:`richness_spectrum`): the eigenvalues ρ_k of the centred feature
+kernel relative to ρ_1, and the cumulative fraction of the centred outputs (utilisation Π̂(k)) and of the
+targets (quality Π*(k)) captured by its top-k eigenfunctions, evaluated on the sample (the Nyström extension
+:math:`e_k = \Phi_c v_k / s_k` of the eigenvectors of :math:`S_{\Phi\Phi}`, so it needs no n × n matrix).
+The baselines the paper compares with: the initial-kernel distance :func:`kernel_distance` and the squared
+parameter norm :func:`parameter_norm` (and NC1, :mod:`iclr26_theory_metrics.ops.neural_collapse`).
 """
 
 from __future__ import annotations
@@ -34,7 +41,15 @@ import torch
 
 from iclr26_shared.errors import Iclr26Error
 
-__all__ = ["RichnessAccumulator", "RichnessInputError", "naive_richness", "richness"]
+__all__ = [
+    "RichnessAccumulator",
+    "RichnessInputError",
+    "kernel_distance",
+    "naive_richness",
+    "parameter_norm",
+    "richness",
+    "richness_spectrum",
+]
 
 _DTYPE = torch.float64
 
@@ -166,3 +181,71 @@ def naive_richness(features: torch.Tensor, outputs: torch.Tensor, *, rcond: floa
     if n1 == 0.0:
         return math.nan
     return 1.0 - float((k1 * k2).sum()) / (n1 * float(torch.linalg.matrix_norm(k2)))
+
+
+def _centred_moments(*blocks: torch.Tensor) -> list[list[torch.Tensor]]:
+    """All pairwise centred cross-moments ``X_iᵀ H X_j`` of row-aligned float64 blocks (computed once, small)."""
+    centred = [b - b.mean(0) for b in blocks]
+    return [[a.T @ b for b in centred] for a in centred]
+
+
+def richness_spectrum(
+    features: torch.Tensor,
+    outputs: torch.Tensor,
+    targets: torch.Tensor | None = None,
+    *,
+    rcond: float = 1e-12,
+) -> dict[str, list[float]]:
+    """The eigen-decomposition view of D_LR on ``features [n, p]``, ``outputs [n, C]`` and optional ``targets
+    [n, C']`` (e.g. one-hot labels): ``relative_eigenvalues`` ρ_k/ρ_1 of the centred feature kernel (descending,
+    the first is 1), ``utilisation`` Π̂(k) and ``quality`` Π*(k) (when targets are given): the cumulative share of
+    the centred outputs' / targets' squared norm in the span of the top-k eigenfunctions, k = 1..r (r = the rank
+    kept with relative tolerance ``rcond`` on ρ). Raises :class:`RichnessInputError` for bad input (as
+    :func:`richness`); returns empty lists when the features have no variance."""
+    phi = _check("features", features)
+    f = _check("outputs", outputs, rows=phi.shape[0]).to(phi.device)
+    if phi.shape[0] < 2:
+        raise RichnessInputError(f"the spectrum needs at least n = 2 inputs, got n = {phi.shape[0]}")
+    blocks = [phi, f]
+    if targets is not None:
+        blocks.append(_check("targets", targets, rows=phi.shape[0]).to(phi.device))
+    m = _centred_moments(*blocks)
+    evals, evecs = torch.linalg.eigh(0.5 * (m[0][0] + m[0][0].T))
+    evals, evecs = evals.flip(0), evecs.flip(1)
+    out: dict[str, list[float]] = {"relative_eigenvalues": [], "utilisation": []}
+    if targets is not None:
+        out["quality"] = []
+    if evals.numel() == 0 or float(evals[0]) <= 0.0:
+        return out
+    keep = evals > rcond * evals[0]
+    evals, evecs = evals[keep], evecs[:, keep]
+    out["relative_eigenvalues"] = (evals / evals[0]).tolist()
+    for key, j in (("utilisation", 1), ("quality", 2)):
+        if j >= len(blocks):
+            continue
+        total = float(torch.diagonal(m[j][j]).sum())
+        if total <= 0.0:
+            out[key] = [math.nan] * int(evals.numel())
+            continue
+        # ‖e_kᵀ Y_c‖² with e_k = Φ_c v_k / s_k:  (v_kᵀ S_ΦY)² / ρ_k, summed over the columns of Y
+        captured = (evecs.T @ m[0][j]).square().sum(1) / evals
+        out[key] = (captured.cumsum(0) / total).clamp(max=1.0).tolist()
+    return out
+
+
+def kernel_distance(features_a: torch.Tensor, features_b: torch.Tensor) -> float:
+    """The initial-kernel distance baseline S = 1 − ⟨K_a, K_b⟩_F / (‖K_a‖_F ‖K_b‖_F) between the (uncentred) feature
+    kernels K = ΦΦᵀ of the same n inputs, e.g. at initialisation and now; via the p × p Gram blocks, so no n × n
+    kernel is formed (the paper's O(n²p) baseline). NaN when a kernel is zero."""
+    a = _check("features_a", features_a)
+    b = _check("features_b", features_b, rows=a.shape[0]).to(a.device)
+    cross = float((a.T @ b).square().sum())
+    norm_a, norm_b = float(torch.linalg.matrix_norm(a.T @ a)), float(torch.linalg.matrix_norm(b.T @ b))
+    if norm_a == 0.0 or norm_b == 0.0:
+        return math.nan
+    return 1.0 - cross / (norm_a * norm_b)
+
+
+def parameter_norm(model: torch.nn.Module) -> float:
+    """The parameter-norm baseline ‖θ‖² (sum of squares of every parameter, float64)."""
+    return float(sum(float(p.detach().to(_DTYPE).square().sum()) for p in model.parameters()))
