@@ -1,8 +1,16 @@
 """Training of ``selective-rope``: one run per (task, position), same seed and budget for every position.
 
-The model, optimizer and data stay apart (``train_one`` takes a model and a task), so a DDP launch
-needs no rewrite. Each finished (task, position) run is checkpointed with its results, so ``--resume``
-skips finished runs. Learning curves go to ``metrics.jsonl`` and ``figures/``.
+Each finished (task, position) run is checkpointed with its results, so ``--resume`` skips finished
+runs. Learning curves go to ``metrics.jsonl`` and ``figures/``.
+
+Several processes (``uv run torchrun --nproc-per-node N -m iclr26_sequence_models selective-rope ...``)
+train one run together through :mod:`iclr26_shared.distributed`: the model is wrapped in
+``DistributedDataParallel``, every rank draws the same seeded global batch and trains on its share
+(``batch_size`` must divide by N), and each rank's summed loss is divided by the *global* number of
+labelled tokens (times N, as DDP averages gradients), so the update equals the single-process one on
+the global batch also where labels are masked (copying, MQAR). Every rank evaluates the same
+deterministic sets, so all ranks choose the same sweep candidate; only rank 0 writes files. A single
+process takes the plain path and gives the same numbers as before.
 """
 
 from __future__ import annotations
@@ -20,9 +28,10 @@ from iclr26_sequence_models.methods.selective_rope.config import SelectiveRopeCo
 from iclr26_sequence_models.methods.selective_rope.model import build_model
 from iclr26_sequence_models.methods.selective_rope.tasks import HIGHER_IS_BETTER, Task, make_task
 from iclr26_sequence_models.nn.model import SequenceModel
+from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
-__all__ = ["make_optimizer", "run", "train_one"]
+__all__ = ["make_optimizer", "run", "sharded_loss", "train_one"]
 
 
 def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
@@ -44,6 +53,16 @@ def _lr_at(step: int, total: int, peak: float, warmup_frac: float) -> float:
     return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
 
+def sharded_loss(logits: torch.Tensor, labels: torch.Tensor, n_labelled: int, world_size: int) -> torch.Tensor:
+    """This rank's loss: summed cross-entropy over its share of the batch ``· world_size / n_labelled``
+    (``n_labelled``: labelled tokens of the *global* batch). DDP averages the ranks' gradients, so the
+    step is the gradient of the global batch's mean loss, whatever share of the labels each rank holds."""
+    total = F.cross_entropy(
+        logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum"
+    )
+    return total * (world_size / max(1, n_labelled))
+
+
 def train_one(
     model: SequenceModel,
     task: Task,
@@ -54,9 +73,15 @@ def train_one(
     run: RunDir | None = None,
     step_offset: int = 0,
     tag: dict[str, Any] | None = None,
+    dist: DistContext | None = None,
 ) -> dict[str, Any]:
-    """Train ``model`` on ``task`` for ``s.steps`` steps; returns the final metrics and the learning curve."""
+    """Train ``model`` on ``task`` for ``s.steps`` steps; returns the final metrics and the learning curve.
+
+    ``dist`` (default: the run directory's) splits each step's batch over the ranks of a torchrun launch.
+    """
+    dist = dist or (run.dist if run is not None else DistContext())
     model.to(device).train()
+    net = dist.wrap(model)
     opt = make_optimizer(model, s.lr, cfg.weight_decay)
     every = s.eval_every or max(1, s.steps // 10)
     curve: list[dict[str, Any]] = []
@@ -71,10 +96,16 @@ def train_one(
             for group in opt.param_groups:
                 group["lr"] = _lr_at(step, s.steps, s.lr, cfg.warmup_frac)
             x, y = task.train_batch(step)
-            logits, _ = model(x.to(device))
-            loss = F.cross_entropy(
-                logits.float().reshape(-1, logits.shape[-1]), y.to(device).reshape(-1), ignore_index=IGNORE_INDEX
-            )
+            if dist.distributed:
+                n_labelled = int((y != IGNORE_INDEX).sum())
+                x, y = dist.shard(x, what="batch_size"), dist.shard(y, what="batch_size")
+                logits, _ = net(x.to(device))
+                loss = sharded_loss(logits, y.to(device), n_labelled, dist.world_size)
+            else:
+                logits, _ = model(x.to(device))
+                loss = F.cross_entropy(
+                    logits.float().reshape(-1, logits.shape[-1]), y.to(device).reshape(-1), ignore_index=IGNORE_INDEX
+                )
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"{desc}: loss became {loss.item()} at step {step}")
             opt.zero_grad(set_to_none=True)
@@ -86,7 +117,8 @@ def train_one(
                 model.eval()
                 metric = task.evaluate(model, device, small=True)["metric"]
                 model.train()
-                point = {"step": step + 1, "loss": sum(losses[-every:]) / len(losses[-every:]), "metric": metric}
+                mean_loss = dist.mean({"loss": sum(losses[-every:]) / len(losses[-every:])})["loss"]
+                point = {"step": step + 1, "loss": mean_loss, "metric": metric}
                 curve.append(point)
                 if run is not None:
                     run.log(step_offset + step + 1, **(tag or {}), train_loss=point["loss"], eval_metric=metric)
@@ -152,7 +184,9 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
                     tag: dict[str, Any] = {"task": task_name, "position": position}
                     if not single:
                         tag.update(lr=lr, **{k: int(v) for k, v in variant.items()})
-                    result = train_one(model, task, cs, cfg, device, run=run_dir, step_offset=offset, tag=tag)
+                    result = train_one(
+                        model, task, cs, cfg, device, run=run_dir, step_offset=offset, tag=tag, dist=run_dir.dist
+                    )
                     result.update(lr=lr, variant=variant)
                     if not single:
                         result["val_metric"] = task.validate(model, device)
