@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 __all__ = ["ProgressBar"]
 
 
-def _fmt(metrics: dict[str, float]) -> str:
+def _fmt(metrics: dict[str, float | str]) -> str:
     return "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items())
 
 
@@ -38,7 +38,7 @@ class ProgressBar:
         self.description = description
         self.quiet = quiet or not sys.stderr.isatty()
         self.log_every_s = log_every_s
-        self.metrics: dict[str, float] = {}
+        self.metrics: dict[str, float | str] = {}
         self._progress: Progress | None = None
         self._task = None
         self._start = time.monotonic()
@@ -72,8 +72,8 @@ class ProgressBar:
         rate = (time.monotonic() - self._start) / done
         return rate * max(self.total - self.completed, 0)
 
-    def advance(self, n: int = 1, **metrics: float) -> None:
-        """Count ``n`` finished steps and show ``metrics`` (the latest value of each)."""
+    def advance(self, n: int = 1, **metrics: float | str) -> None:
+        """Count ``n`` finished steps and show ``metrics`` (the latest value of each; numbers or labels)."""
         self.completed += n
         self.metrics.update(metrics)
         if self._progress is not None and self._task is not None:
