@@ -69,3 +69,18 @@ def test_missing_experiments_give_no_rows_and_report_renders() -> None:
     assert len(claims({"images": results["images"]})) == 3
     text = report(results)
     assert "## Gaussian mixture 1d" in text and "## Images: digits" in text
+
+
+def test_three_seeds_give_directed_verdicts() -> None:
+    """Over seeds the FD claim is judged on the paired gains: a consistent loss fails, a consistent win
+    holds, a noisy tie is inconclusive (the ``--seeds 3`` path)."""
+    from iclr26_shared.verdicts import summarize_seeds
+
+    def fd_verdict(pairs: list[tuple[float, float]]) -> str:
+        per_seed = [(i, claims({"images": _images(s2, 0.9, 1.3, fd_cfg=cfg)})) for i, (s2, cfg) in enumerate(pairs)]
+        (fd,) = [s for s in summarize_seeds(per_seed) if "FID-style" in s.claim]
+        return fd.verdict
+
+    assert fd_verdict([(1.2, 1.0), (1.3, 1.05), (1.25, 1.0)]) == "fails"
+    assert fd_verdict([(0.8, 1.0), (0.85, 1.05), (0.8, 1.0)]) == "holds"
+    assert fd_verdict([(0.9, 1.0), (1.2, 1.0), (1.0, 1.02)]) == "inconclusive"
