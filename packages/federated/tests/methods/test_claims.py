@@ -66,3 +66,12 @@ def test_report_has_the_per_round_pseudo_label_table() -> None:
     res["jobs"] = [{"variant": "fedopenmatch", "history": hist}, {"variant": "fedopenmatch", "history": hist2}]
     text = report(res)
     assert "| variant | round 1 |" in text and "| fedopenmatch | 0.12 / 0.90 |" in text
+
+
+def test_claim_texts_do_not_depend_on_the_numbers() -> None:
+    """Replicated runs group a claim over seeds by (claim, metric): both must be the same in every run."""
+    a = claims(_results({v: (0.5, 0.6) for v in VARIANTS}))
+    other = {v: (0.7, 0.8) for v in VARIANTS}
+    other["fedavg-fixmatch"] = (0.9, 0.9)  # another best baseline
+    b = claims(_results(other))
+    assert [(c.claim, c.metric) for c in a] == [(c.claim, c.metric) for c in b]
