@@ -16,13 +16,17 @@ def test_domain_cli_contract() -> None:
 def test_help_imports_no_torch() -> None:
     code = (
         "import sys, contextlib, io, iclr26_theory_metrics, iclr26_theory_metrics.cli as c\n"
-        "import iclr26_theory_metrics.methods.neural_collapse as m\n"
+        "import iclr26_theory_metrics.methods.neural_collapse as m, iclr26_theory_metrics.methods.richness as r\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    try:\n"
         "        c.main(['neural-collapse', '--help'])\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "assert m.SPEC.name == 'neural-collapse'\n"
+        "    try:\n"
+        "        c.main(['richness', '--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "assert m.SPEC.name == 'neural-collapse' and r.SPEC.name == 'richness'\n"
         "print('torch' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -137,8 +137,9 @@ def _main(argv: list[str]) -> int:
     if args.command == "list":
         if not specs:
             print("no methods installed (install a domain package, e.g. `uv sync`)")
+        width = max((len(n) for n in specs), default=0)
         for name, s in sorted(specs.items(), key=lambda kv: (kv[1].domain, kv[0])):
-            print(f"{s.domain:<18} {name:<24} presets: {','.join(s.presets):<18} {s.paper}")
+            print(f"{s.domain:<18} {name:<{width}}  presets: {','.join(s.presets):<18} {s.paper}")
         domains = sorted({ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)})
         print(f"domains installed: {', '.join(domains) or 'none'}")
         return 0

@@ -194,21 +194,21 @@ def test_claims_at_chance_do_not_hold() -> None:
     verdicts = [c.verdict for c in claims(res)]
     assert "holds" not in verdicts
     assert verdicts[0] == "inconclusive"  # both below the untrained policy's return (-25)
-    assert verdicts[2:] == ["inconclusive", "inconclusive"]  # no predictor beats the mean frame
+    assert verdicts[2:] == ["fails", "inconclusive"]  # 2a is a test against the blind guesses; 2b at chance
 
 
 def test_action_blind_head_worse_than_the_mean_frame_is_inconclusive() -> None:
     """A head that draws a blur (worse than the mean frame) shows nothing about actions even if ours < random."""
     verdicts = [c.verdict for c in claims(_results(-10.0, -20.0, 1.0, 0.9, 0.95, mean_mse=0.85))]
-    assert verdicts[2:] == ["inconclusive", "inconclusive"]
+    assert verdicts[2:] == ["fails", "inconclusive"]
 
 
-def test_a_grey_blur_that_only_beats_copy_and_mean_frame_is_inconclusive() -> None:
+def test_a_grey_blur_that_only_beats_copy_and_mean_frame_does_not_hold() -> None:
     """On the agent region a frame in the agent's mean colour is the best blind guess (an untrained decoder's
     grey is close to it): beating copy-last and the mean frame alone is not enough."""
     out = claims(_results(-10.0, -20.0, 1.0, 0.5, 0.5, mean_mse=0.8, colour_mse=0.45))
-    assert out[2].baseline == 0.45 and out[2].chance == 0.45
-    assert [c.verdict for c in out[2:]] == ["inconclusive", "inconclusive"]
+    assert out[2].baseline == 0.45
+    assert [c.verdict for c in out[2:]] == ["fails", "fails"]
 
 
 def test_quick_claims_are_the_prediction_claims() -> None:
