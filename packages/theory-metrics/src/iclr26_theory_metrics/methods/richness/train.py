@@ -1,0 +1,330 @@
+"""``richness`` run (Nam et al., ICLR 2026): D_LR and the paper's baselines over training, in three studies.
+
+1. Grokking (the paper's modular-addition experiment, Table 1's first rows): a 2-layer transformer on a + b mod P,
+   full-batch AdamW with weight decay; every ``eval_every`` steps one ``metrics.jsonl`` row (``phase="grokking"``)
+   with the train/test accuracy and loss, D_LR of the training and the test features, and the baselines (initial-
+   kernel distance, parameter norm ‖θ‖², NC1). Trained through :mod:`iclr26_shared.distributed` (the training
+   set is sharded over ranks, so it runs under ``torchrun`` unchanged).
+2. Lazy vs rich (the paper's MNIST comparison): the same MLP from the same initialisation, trained with only its
+   last layer (lazy: the random features of the initialisation) or fully (rich), on a real image set; one row per
+   epoch (``phase="lazy"``/``"rich"``); squared loss on one-hot targets by default (the paper's setting of
+   orthogonal, isotropic targets), cross-entropy with ``image_loss="ce"``.
+3. A controlled check where the effect is known to be large: planted features that are a noisy code of the label
+   (rich by construction) against random Gaussian features (lazy by construction), each with the least-squares
+   read-out of the one-hot label as its outputs, measured through the same streamed estimator.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import torch
+
+from iclr26_shared.images import load_image_tensors
+from iclr26_shared.plotting import plot_curves
+from iclr26_shared.runs import RunDir
+from iclr26_theory_metrics.data.modular import modular_addition
+from iclr26_theory_metrics.methods.richness.config import RichnessConfig
+from iclr26_theory_metrics.methods.richness.model import (
+    Regime,
+    build_grokking_model,
+    build_grokking_optimizer,
+    build_image_model,
+    build_image_optimizer,
+)
+from iclr26_theory_metrics.nn.models import FeatureClassifier
+from iclr26_theory_metrics.ops.neural_collapse import NCInputError, neural_collapse_metrics
+from iclr26_theory_metrics.ops.richness import (
+    RichnessAccumulator,
+    kernel_distance,
+    parameter_norm,
+    richness_spectrum,
+)
+from iclr26_theory_metrics.plotting import plot_richness_spectrum
+
+__all__ = ["control_study", "grokking_study", "lazy_rich_study", "measure", "run"]
+
+
+@torch.no_grad()
+def measure(
+    model: FeatureClassifier, x: torch.Tensor, y: torch.Tensor, *, batch_size: int
+) -> tuple[dict[str, float], torch.Tensor]:
+    """One streamed pass over ``(x, y)``: accuracy, cross-entropy and D_LR of the features against the outputs;
+    returns ``(metrics, features [n, p] in float64)`` (the features feed the kernel distance and NC1)."""
+    was_training = model.training
+    model.eval()
+    acc = RichnessAccumulator()
+    feats: list[torch.Tensor] = []
+    correct, loss = 0.0, 0.0
+    for start in range(0, x.shape[0], batch_size):
+        xb, yb = x[start : start + batch_size], y[start : start + batch_size]
+        h = model.features(xb)
+        out = model.classifier(h)
+        acc.update(h, out)
+        feats.append(h.double())
+        correct += float((out.argmax(1) == yb).sum())
+        loss += float(torch.nn.functional.cross_entropy(out, yb, reduction="sum"))
+    model.train(was_training)
+    n = x.shape[0]
+    return {"acc": correct / n, "loss": loss / n, "d_lr": acc.value()}, torch.cat(feats)
+
+
+def _nc1(features: torch.Tensor, labels: torch.Tensor, model: FeatureClassifier) -> float:
+    """NC1 (the paper's third baseline) of the training features; NaN when it is undefined (e.g. a class with
+    fewer than one sample)."""
+    try:
+        return neural_collapse_metrics(features, labels, model.classifier.weight.detach())["nc1"]
+    except NCInputError:
+        return math.nan
+
+
+def _row(
+    model: FeatureClassifier,
+    train: tuple[torch.Tensor, torch.Tensor],
+    test: tuple[torch.Tensor, torch.Tensor],
+    init_features: torch.Tensor | None,
+    batch_size: int,
+) -> tuple[dict[str, float], torch.Tensor]:
+    tr, feats = measure(model, *train, batch_size=batch_size)
+    te, _ = measure(model, *test, batch_size=batch_size)
+    row = {
+        "train_acc": tr["acc"],
+        "train_loss": tr["loss"],
+        "test_acc": te["acc"],
+        "test_loss": te["loss"],
+        "d_lr": tr["d_lr"],
+        "d_lr_test": te["d_lr"],
+        "kernel_distance": 0.0 if init_features is None else kernel_distance(init_features, feats),
+        "param_norm": parameter_norm(model),
+        "nc1": _nc1(feats, train[1], model),
+    }
+    return row, feats
+
+
+def _first(rows: list[dict[str, Any]], key: str, level: float) -> dict[str, Any] | None:
+    return next((r for r in rows if r[key] >= level), None)
+
+
+def _corr(xs: list[float], ys: list[float]) -> float:
+    """Pearson correlation (NaN for fewer than 3 points or a constant side)."""
+    pts = [(a, b) for a, b in zip(xs, ys, strict=True) if math.isfinite(a) and math.isfinite(b)]
+    if len(pts) < 3:
+        return math.nan
+    t = torch.tensor(pts, dtype=torch.float64)
+    t = t - t.mean(0)
+    den = float(t[:, 0].norm() * t[:, 1].norm())
+    return float(t[:, 0] @ t[:, 1]) / den if den > 0 else math.nan
+
+
+def grokking_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
+    """Claim 1: full-batch AdamW on modular addition, D_LR and the baselines every ``eval_every`` steps; returns
+    the curve and its landmarks: the memorisation step (train accuracy first 100 %) and the grokking step (test
+    accuracy first ≥ ``grok_accuracy``) with D_LR and accuracies there."""
+    dist, device, seed = run_dir.dist, run_dir.device, run_dir.seed
+    data = modular_addition(cfg.modulus, train_fraction=cfg.train_fraction, seed=seed)
+    x_tr, y_tr = data.x_train.to(device), data.y_train.to(device)
+    test = (data.x_test.to(device), data.y_test.to(device))
+    torch.manual_seed(seed)
+    model = build_grokking_model(cfg).to(device)
+    opt = build_grokking_optimizer(model, cfg)
+    ddp = dist.wrap(model)
+    shard = dist.shard(torch.arange(x_tr.shape[0], device=device), what="the modular-addition training set")
+    xs, ys = x_tr[shard], y_tr[shard]
+    rows: list[dict[str, Any]] = []
+    init_feats: torch.Tensor | None = None
+    t0 = time.perf_counter()
+    with run_dir.progress(cfg.grok_steps, "richness: grokking") as bar:
+        for step in range(cfg.grok_steps + 1):
+            if step % cfg.eval_every == 0 or step == cfg.grok_steps:
+                row, feats = _row(model, (x_tr, y_tr), test, init_feats, cfg.eval_batch_size)
+                if init_feats is None:
+                    init_feats = feats
+                rows.append({"step": step, **row})
+                run_dir.log(step, phase="grokking", **row)
+            if step == cfg.grok_steps:
+                break
+            loss = torch.nn.functional.cross_entropy(ddp(xs), ys)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            if rows and rows[-1]["step"] == step:
+                bar.advance(
+                    cfg.eval_every, loss=float(loss.detach()), test_acc=rows[-1]["test_acc"], d_lr=rows[-1]["d_lr"]
+                )
+    mem = _first(rows, "train_acc", 1.0)
+    grok = _first(rows, "test_acc", cfg.grok_accuracy)
+    after = [r for r in rows if mem is not None and r["step"] >= mem["step"]]
+    drops = [(a["d_lr"] - b["d_lr"], b["step"]) for a, b in zip(after[:-1], after[1:], strict=True)]
+    spectra = {}
+    if dist.is_main:
+        _, feats = measure(model, x_tr, y_tr, batch_size=cfg.eval_batch_size)
+        onehot = torch.nn.functional.one_hot(y_tr, cfg.modulus).double()
+        with torch.no_grad():
+            outputs = model.classifier(feats.to(model.classifier.weight.dtype)).double()
+        spectra["final"] = richness_spectrum(feats, outputs, onehot)
+        plot_richness_spectrum(
+            run_dir.figure_path("grokking_spectrum"), spectra["final"], title="grokking: end of training"
+        )
+        steps = [float(r["step"]) for r in rows]
+        plot_curves(
+            run_dir.figure_path("grokking_curve"),
+            {key: (steps, [float(r[key]) for r in rows]) for key in ("train_acc", "test_acc", "d_lr", "d_lr_test")},
+            xlabel="step",
+            ylabel="",
+            title=f"grokking, a + b mod {cfg.modulus}",
+        )
+        base = rows[0]
+        plot_curves(
+            run_dir.figure_path("grokking_baselines"),
+            {
+                "D_LR": (steps, [float(r["d_lr"]) for r in rows]),
+                "kernel distance": (steps, [float(r["kernel_distance"]) for r in rows]),
+                "‖θ‖² / ‖θ_0‖²": (steps, [float(r["param_norm"]) / base["param_norm"] for r in rows]),
+                "NC1 / NC1_0": (steps, [float(r["nc1"]) / base["nc1"] for r in rows]),
+            },
+            xlabel="step",
+            ylabel="",
+            title="D_LR and the baselines",
+        )
+
+    def at(r: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if r is None else dict(r)
+
+    return {
+        "modulus": cfg.modulus,
+        "n_train": int(x_tr.shape[0]),
+        "n_test": int(test[0].shape[0]),
+        "steps": cfg.grok_steps,
+        "grok_accuracy": cfg.grok_accuracy,
+        "chance": 1.0 / cfg.modulus,
+        "seconds": time.perf_counter() - t0,
+        "world_size": dist.world_size,
+        "init": at(rows[0]),
+        "memorised": at(mem),
+        "grokked": at(grok),
+        "final": at(rows[-1]),
+        "largest_drop_after_memorisation": None if not drops else {"drop": max(drops)[0], "step": max(drops)[1]},
+        "corr_d_lr_test_acc_after_memorisation": _corr([r["d_lr"] for r in after], [r["test_acc"] for r in after]),
+        "curve": {key: [r[key] for r in rows] for key in rows[0]},
+        "spectrum": spectra.get("final"),
+    }
+
+
+def _train_image(
+    cfg: RichnessConfig, regime: Regime, data: Any, run_dir: RunDir, step0: int
+) -> tuple[dict[str, Any], FeatureClassifier]:
+    device, seed = run_dir.device, run_dir.seed
+    torch.manual_seed(seed)  # the same initialisation for both regimes
+    x_tr, y_tr = data.x_train.flatten(1).to(device), data.y_train.to(device)
+    test = (data.x_test.flatten(1).to(device), data.y_test.to(device))
+    model = build_image_model(cfg, x_tr.shape[1], data.num_classes, regime).to(device)
+    opt = build_image_optimizer(model, cfg)
+    gen = torch.Generator().manual_seed(seed + 1)
+    row, init_feats = _row(model, (x_tr, y_tr), test, None, cfg.eval_batch_size)
+    rows = [{"epoch": 0, **row}]
+    run_dir.log(step0, phase=regime, epoch=0, **row)
+    for epoch in range(1, cfg.epochs + 1):
+        order = torch.randperm(x_tr.shape[0], generator=gen).to(device)
+        for start in range(0, x_tr.shape[0], cfg.batch_size):
+            idx = order[start : start + cfg.batch_size]
+            out = model(x_tr[idx])
+            if cfg.image_loss == "mse":
+                target = torch.nn.functional.one_hot(y_tr[idx], data.num_classes).to(out.dtype)
+                loss = (out - target).square().sum(1).mean()
+            else:
+                loss = torch.nn.functional.cross_entropy(out, y_tr[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        row, _ = _row(model, (x_tr, y_tr), test, init_feats, cfg.eval_batch_size)
+        rows.append({"epoch": epoch, **row})
+        run_dir.log(step0 + epoch, phase=regime, epoch=epoch, **row)
+    return {"init": rows[0], "final": rows[-1], "curve": {k: [r[k] for r in rows] for k in rows[0]}}, model
+
+
+def lazy_rich_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
+    """Claim 2: the MLP trained lazily (last layer only) and richly (all layers) from the same initialisation on
+    ``cfg.dataset``; D_LR and the baselines per epoch, the spectra of the final training features."""
+    data = load_image_tensors(
+        cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=run_dir.seed, scale="standardize"
+    )
+    out: dict[str, Any] = {
+        "dataset": data.name,
+        "n_train": int(data.x_train.shape[0]),
+        "n_test": int(data.x_test.shape[0]),
+        "num_classes": data.num_classes,
+        "feature_dim": 8 * cfg.width,
+        "chance": 1.0 / data.num_classes,
+    }
+    curves: dict[str, tuple[list[float], list[float]]] = {}
+    for i, regime in enumerate(("lazy", "rich")):
+        step0 = cfg.grok_steps + 1 + i * (cfg.epochs + 1)  # after the grokking rows in metrics.jsonl
+        res, model = _train_image(cfg, regime, data, run_dir, step0=step0)
+        x = data.x_train.flatten(1).to(run_dir.device)
+        _, feats = measure(model, x, data.y_train.to(run_dir.device), batch_size=cfg.eval_batch_size)
+        with torch.no_grad():
+            outputs = model.classifier(feats.float()).double()
+        onehot = torch.nn.functional.one_hot(data.y_train, data.num_classes).double().to(feats.device)
+        res["spectrum"] = richness_spectrum(feats, outputs, onehot)
+        if run_dir.dist.is_main:
+            plot_richness_spectrum(
+                run_dir.figure_path(f"{regime}_spectrum"), res["spectrum"], title=f"{regime} training"
+            )
+        epochs = [float(e) for e in res["curve"]["epoch"]]
+        curves[f"{regime} D_LR"] = (epochs, [float(v) for v in res["curve"]["d_lr"]])
+        curves[f"{regime} train acc"] = (epochs, [float(v) for v in res["curve"]["train_acc"]])
+        out[regime] = res
+    if run_dir.dist.is_main:
+        plot_curves(
+            run_dir.figure_path("lazy_rich"), curves, xlabel="epoch", ylabel="", title=f"{data.name}: lazy vs rich"
+        )
+    return out
+
+
+def control_study(cfg: RichnessConfig, seed: int) -> dict[str, Any]:
+    """The controlled check: n samples of C balanced classes; rich features = a random class code [C, p] of the
+    label plus noise of std 0.1, lazy features = Gaussian noise independent of the label; outputs = the least-
+    squares read-out of the one-hot label (with a bias) from each. D_LR is streamed in ``eval_batch_size`` chunks
+    as in the training studies. The planted rich set is near the minimum-projection ideal (D_LR ≈ 0), the lazy one
+    far from it (D_LR ≈ 1 − √(C/p))."""
+    gen = torch.Generator().manual_seed(seed)
+    n, p, c = cfg.control_n, cfg.control_dim, cfg.control_classes
+    y = torch.arange(n) % c
+    onehot = torch.nn.functional.one_hot(y, c).double()
+    code = torch.randn(c, p, generator=gen, dtype=torch.float64)
+    planted = {
+        "rich": code[y] + 0.1 * torch.randn(n, p, generator=gen, dtype=torch.float64),
+        "lazy": torch.randn(n, p, generator=gen, dtype=torch.float64),
+    }
+    out: dict[str, Any] = {"n": n, "p": p, "classes": c, "lazy_expected": 1.0 - math.sqrt(c / p)}
+    for name, phi in planted.items():
+        design = torch.cat([phi, torch.ones(n, 1, dtype=torch.float64)], 1)
+        outputs = design @ torch.linalg.lstsq(design, onehot).solution
+        acc = RichnessAccumulator()
+        for start in range(0, n, cfg.eval_batch_size):
+            acc.update(phi[start : start + cfg.eval_batch_size], outputs[start : start + cfg.eval_batch_size])
+        out[name] = {"d_lr": acc.value(), "train_acc": float((outputs.argmax(1) == y).double().mean())}
+    return out
+
+
+def run(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
+    """The method's ``run``: the controlled check, then the grokking and the lazy-vs-rich studies (each is
+    checkpointed when done, so ``--resume`` skips finished studies)."""
+    state: dict[str, Any] = {}
+    ckpt = run_dir.load_checkpoint()
+    if ckpt is not None:
+        state = dict(ckpt[1])
+    state["control"] = control_study(cfg, run_dir.seed)
+    if cfg.grokking and state.get("grokking") is None:
+        state["grokking"] = grokking_study(cfg, run_dir)
+        run_dir.save_checkpoint(cfg.grok_steps, state)
+    if cfg.lazy_rich and state.get("lazy_rich") is None:
+        state["lazy_rich"] = lazy_rich_study(cfg, run_dir)
+        run_dir.save_checkpoint(cfg.grok_steps + 2 * (cfg.epochs + 1), state)  # the last row's step
+    return {
+        "control": state["control"],
+        "grokking": state.get("grokking"),
+        "lazy_rich": state.get("lazy_rich"),
+    }

@@ -1,0 +1,104 @@
+"""The claims of ``richness`` on constructed results: they hold when the effects are there, and none holds on
+chance-level / no-effect results (both regimes equal, no drop, test accuracy at chance)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from iclr26_theory_metrics.methods.richness.claims import claims, report
+
+
+def _row(step: int, train_acc: float, test_acc: float, d_lr: float) -> dict[str, Any]:
+    return {
+        "step": step,
+        "train_acc": train_acc,
+        "test_acc": test_acc,
+        "train_loss": 0.1,
+        "test_loss": 1.0,
+        "d_lr": d_lr,
+        "d_lr_test": d_lr,
+        "kernel_distance": 0.5,
+        "param_norm": 10.0,
+        "nc1": 0.1,
+    }
+
+
+def _results(*, effect: bool) -> dict[str, Any]:
+    chance = 1 / 23
+    if effect:
+        rows = [
+            _row(0, 0.04, 0.04, 0.4),
+            _row(100, 1.0, 0.3, 0.5),
+            _row(200, 1.0, 0.95, 0.1),
+            _row(300, 1.0, 0.99, 0.08),
+        ]
+        mem, grok = rows[1], rows[2]
+        control = {"rich": {"d_lr": 0.03, "train_acc": 1.0}, "lazy": {"d_lr": 0.7, "train_acc": 0.6}}
+        lazy, rich = 0.6, 0.05
+        corr = -0.95
+    else:  # nothing learned beyond memorisation: test at chance, D_LR flat, regimes equal
+        rows = [_row(0, chance, chance, 0.4), _row(100, 1.0, chance, 0.4), _row(200, 1.0, chance, 0.4)]
+        mem, grok = rows[1], None
+        control = {"rich": {"d_lr": 0.5, "train_acc": 1.0}, "lazy": {"d_lr": 0.5, "train_acc": 1.0}}
+        lazy = rich = 0.4
+        corr = math.nan
+    curve = {k: [r[k] for r in rows] for k in rows[0]}
+    final = {"train_acc": 1.0, "test_acc": 0.9, "d_lr": 0.1, "d_lr_test": 0.1, "kernel_distance": 0.5}
+    return {
+        "control": {"n": 100, "p": 64, "classes": 10, "lazy_expected": 1 - math.sqrt(10 / 64), **control},
+        "grokking": {
+            "modulus": 23,
+            "n_train": 264,
+            "n_test": 265,
+            "steps": rows[-1]["step"],
+            "grok_accuracy": 0.9,
+            "chance": chance,
+            "seconds": 1.0,
+            "init": rows[0],
+            "memorised": mem,
+            "grokked": grok,
+            "final": rows[-1],
+            "largest_drop_after_memorisation": None,
+            "corr_d_lr_test_acc_after_memorisation": corr,
+            "curve": curve,
+        },
+        "lazy_rich": {
+            "dataset": "digits",
+            "n_train": 1438,
+            "n_test": 359,
+            "feature_dim": 128,
+            "num_classes": 10,
+            "chance": 0.1,
+            "lazy": {"final": {**final, "nc1": 1.0, "param_norm": 1.0, "d_lr": lazy, "d_lr_test": lazy}},
+            "rich": {"final": {**final, "nc1": 1.0, "param_norm": 1.0, "d_lr": rich, "d_lr_test": rich}},
+        },
+    }
+
+
+def test_claims_hold_when_the_effects_are_there() -> None:
+    cs = claims(_results(effect=True))
+    assert len(cs) == 8
+    assert [c.verdict for c in cs] == ["holds"] * 8, [(c.claim, c.verdict) for c in cs]
+    text = report(_results(effect=True))
+    assert "## Grokking" in text and "## Lazy vs rich" in text and "## Controlled check" in text
+
+
+def test_no_claim_holds_without_an_effect() -> None:
+    cs = claims(_results(effect=False))
+    assert len(cs) == 8
+    assert not [c.claim for c in cs if c.verdict == "holds" and "train accuracy is already" not in c.claim]
+    # the train-accuracy condition is a precondition, not an effect: at chance it must fail too
+    res = _results(effect=False)
+    res["grokking"]["final"] = {**res["grokking"]["final"], "train_acc": 1 / 23}
+    assert all(c.verdict != "holds" for c in claims(res))
+
+
+def test_never_grokked_compares_the_last_step() -> None:
+    (c,) = [c for c in claims(_results(effect=False)) if "at least halves" in c.claim]
+    assert "never grokked" in c.metric and c.verdict == "fails"
+    assert "—" in report(_results(effect=False))  # the missing grokking row
+
+
+def test_sections_absent_give_no_claims() -> None:
+    assert claims({"control": None, "grokking": None, "lazy_rich": None}) == []
