@@ -37,12 +37,14 @@ def _results(*, effect: bool) -> dict[str, Any]:
         control = {"rich": {"d_lr": 0.03, "train_acc": 1.0}, "lazy": {"d_lr": 0.7, "train_acc": 0.6}}
         lazy, rich = 0.6, 0.05
         corr = -0.95
+        spread = {"d_lr": 0.05, "kernel_distance": 0.4, "param_norm": 0.6, "nc1": 1.2}
     else:  # nothing learned beyond memorisation: test at chance, D_LR flat, regimes equal
         rows = [_row(0, chance, chance, 0.4), _row(100, 1.0, chance, 0.4), _row(200, 1.0, chance, 0.4)]
         mem, grok = rows[1], None
         control = {"rich": {"d_lr": 0.5, "train_acc": 1.0}, "lazy": {"d_lr": 0.5, "train_acc": 1.0}}
         lazy = rich = 0.4
         corr = math.nan
+        spread = {"d_lr": 0.3, "kernel_distance": 0.3, "param_norm": 0.3, "nc1": 0.3}
     curve = {k: [r[k] for r in rows] for k in rows[0]}
     final = {"train_acc": 1.0, "test_acc": 0.9, "d_lr": 0.1, "d_lr_test": 0.1, "kernel_distance": 0.5}
     return {
@@ -72,21 +74,29 @@ def _results(*, effect: bool) -> dict[str, Any]:
             "chance": 0.1,
             "lazy": {"final": {**final, "nc1": 1.0, "param_norm": 1.0, "d_lr": lazy, "d_lr_test": lazy}},
             "rich": {"final": {**final, "nc1": 1.0, "param_norm": 1.0, "d_lr": rich, "d_lr_test": rich}},
+            "stress": {
+                "runs": [
+                    {"label": "rich (wd 0, α 1)", "final": {**final, "nc1": 1.0, "param_norm": 1.0}},
+                    {"label": "rich (wd 0.005, α 1)", "final": {**final, "nc1": 2.0, "param_norm": 0.5}},
+                ],
+                "spread": spread,
+            },
         },
     }
 
 
 def test_claims_hold_when_the_effects_are_there() -> None:
     cs = claims(_results(effect=True))
-    assert len(cs) == 8
-    assert [c.verdict for c in cs] == ["holds"] * 8, [(c.claim, c.verdict) for c in cs]
+    assert len(cs) == 9
+    assert [c.verdict for c in cs] == ["holds"] * 9, [(c.claim, c.verdict) for c in cs]
     text = report(_results(effect=True))
     assert "## Grokking" in text and "## Lazy vs rich" in text and "## Controlled check" in text
+    assert "## Stress test" in text
 
 
 def test_no_claim_holds_without_an_effect() -> None:
     cs = claims(_results(effect=False))
-    assert len(cs) == 8
+    assert len(cs) == 9
     assert not [c.claim for c in cs if c.verdict == "holds" and "train accuracy is already" not in c.claim]
     # the train-accuracy condition is a precondition, not an effect: at chance it must fail too
     res = _results(effect=False)
@@ -98,6 +108,13 @@ def test_never_grokked_compares_the_last_step() -> None:
     (c,) = [c for c in claims(_results(effect=False)) if "at least halves" in c.claim]
     assert "never grokked" in c.metric and c.verdict == "fails"
     assert "—" in report(_results(effect=False))  # the missing grokking row
+
+
+def test_stress_compares_with_the_most_stable_baseline() -> None:
+    res = _results(effect=True)
+    res["lazy_rich"]["stress"]["spread"] = {"d_lr": 0.05, "kernel_distance": 0.1, "param_norm": math.nan, "nc1": 2.0}
+    (c,) = [c for c in claims(res) if c.claim.startswith("Stress test")]
+    assert c.baseline == 0.1 and "kernel_distance" in c.metric and c.verdict == "fails"  # 0.05 short of margin 0.1
 
 
 def test_sections_absent_give_no_claims() -> None:

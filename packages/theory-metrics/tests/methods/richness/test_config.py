@@ -30,6 +30,8 @@ def test_presets_are_valid_and_ordered() -> None:
         ({"grokking": False, "lazy_rich": False}, "grokking"),
         ({"control_dim": 5, "control_classes": 10}, "control_dim"),
         ({"control_n": 10}, "control_n"),
+        ({"image_loss": "ce"}, "stress_target_scales"),
+        ({"stress_weight_decays": (0.0,)}, "stress_weight_decays"),
     ],
 )
 def test_bad_fields_raise_config_error(overrides: dict[str, object], field: str) -> None:

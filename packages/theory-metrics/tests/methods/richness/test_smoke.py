@@ -21,6 +21,8 @@ def test_smoke_cli_run(tmp_path: Path) -> None:
     phases = [r["phase"] for r in rows]
     assert phases.count("grokking") == cfg.grok_steps // cfg.eval_every + 1
     assert phases.count("lazy") == phases.count("rich") == cfg.epochs + 1
+    stress = [p for p in phases if p.startswith("stress")]
+    assert len(stress) == (len(cfg.stress_weight_decays) + len(cfg.stress_target_scales)) * (cfg.epochs + 1)
     steps = [r["step"] for r in rows]
     assert steps == sorted(steps) and len(set(steps)) == len(steps)
     assert all(0.0 <= r["d_lr"] <= 1.0 for r in rows)
@@ -30,7 +32,7 @@ def test_smoke_cli_run(tmp_path: Path) -> None:
         and g["final"]["step"] == cfg.grok_steps
         and len(g["curve"]["d_lr"]) == len([p for p in phases if p == "grokking"])
     )
-    assert len(results["claims"]) == 8
+    assert len(results["claims"]) == 9
     assert all(c["verdict"] in ("holds", "fails", "inconclusive") for c in results["claims"])
     figures = {p.name for p in (run_path / "figures").iterdir()}
     assert {"grokking_curve.png", "grokking_baselines.png", "lazy_rich.png", "rich_spectrum.png"} <= figures

@@ -64,6 +64,10 @@ class RichnessConfig:
     image_loss: Literal["mse", "ce"] = "mse"
     """Loss of the lazy/rich runs: squared error on one-hot targets (the paper's orthogonal, isotropic targets) or
     cross-entropy."""
+    stress_weight_decays: tuple[PosFloat, ...] = (5e-3,)
+    """Stress test (claim 4): one extra rich run per weight decay (target scale 1)."""
+    stress_target_scales: tuple[PosFloat, ...] = (0.1,)
+    """Stress test (claim 4): one extra rich run per target scale α (squared loss on α·one-hot, no weight decay)."""
     control_n: Annotated[int, at.Ge(20)] = 2000
     """Controlled check: samples of the planted rich/lazy feature sets."""
     control_dim: PosInt = 128
@@ -81,6 +85,10 @@ class RichnessConfig:
             raise ConfigError("grokking", self.grokking, "grokking or lazy_rich to be on (both are off)")
         if self.eval_every > self.grok_steps:
             raise ConfigError("eval_every", self.eval_every, f"at most grok_steps = {self.grok_steps}")
+        if self.image_loss == "ce" and self.stress_target_scales:
+            raise ConfigError(
+                "stress_target_scales", self.stress_target_scales, "empty with image_loss = ce (targets are classes)"
+            )
         if self.control_dim < self.control_classes:
             raise ConfigError("control_dim", self.control_dim, f"at least control_classes = {self.control_classes}")
 

@@ -40,6 +40,8 @@ def build_image_model(cfg: RichnessConfig, in_features: int, num_classes: int, r
     return model
 
 
-def build_image_optimizer(model: torch.nn.Module, cfg: RichnessConfig) -> torch.optim.SGD:
-    """SGD with momentum 0.9 on the trainable parameters (the classifier only, for the lazy regime)."""
-    return torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=cfg.image_lr, momentum=0.9)
+def build_image_optimizer(model: torch.nn.Module, cfg: RichnessConfig, weight_decay: float = 0.0) -> torch.optim.SGD:
+    """SGD with momentum 0.9 (and ``weight_decay``) on the trainable parameters (the classifier only, for the
+    lazy regime)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    return torch.optim.SGD(params, lr=cfg.image_lr, momentum=0.9, weight_decay=weight_decay)

@@ -4,11 +4,14 @@
    full-batch AdamW with weight decay; every ``eval_every`` steps one ``metrics.jsonl`` row (``phase="grokking"``)
    with the train/test accuracy and loss, D_LR of the training and the test features, and the baselines (initial-
    kernel distance, parameter norm ‖θ‖², NC1). Trained through :mod:`iclr26_shared.distributed` (the training
-   set is sharded over ranks, so it runs under ``torchrun`` unchanged).
+   set is split over ranks, so it runs under ``torchrun`` unchanged; the image studies are small and run whole
+   on every rank, rank 0 writing).
 2. Lazy vs rich (the paper's MNIST comparison): the same MLP from the same initialisation, trained with only its
    last layer (lazy: the random features of the initialisation) or fully (rich), on a real image set; one row per
    epoch (``phase="lazy"``/``"rich"``); squared loss on one-hot targets by default (the paper's setting of
-   orthogonal, isotropic targets), cross-entropy with ``image_loss="ce"``.
+   orthogonal, isotropic targets), cross-entropy with ``image_loss="ce"``. The stress test (the paper's weight
+   decay / target down-scaling α): extra rich runs with weight decay or targets α·one-hot, and the spread
+   log10(max/min) of D_LR and of each baseline over the rich runs.
 3. A controlled check where the effect is known to be large: planted features that are a noisy code of the label
    (rich by construction) against random Gaussian features (lazy by construction), each with the least-squares
    read-out of the one-hot label as its outputs, measured through the same streamed estimator.
@@ -130,8 +133,10 @@ def grokking_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
     model = build_grokking_model(cfg).to(device)
     opt = build_grokking_optimizer(model, cfg)
     ddp = dist.wrap(model)
-    shard = dist.shard(torch.arange(x_tr.shape[0], device=device), what="the modular-addition training set")
-    xs, ys = x_tr[shard], y_tr[shard]
+    # this rank's share of the full batch (uneven shares allowed: each rank sums its losses and divides by the
+    # global count times 1/world, so DDP's gradient average is the full-batch mean gradient)
+    n_global, world = x_tr.shape[0], dist.world_size
+    xs, ys = x_tr[dist.rank :: world], y_tr[dist.rank :: world]
     rows: list[dict[str, Any]] = []
     init_feats: torch.Tensor | None = None
     t0 = time.perf_counter()
@@ -145,7 +150,10 @@ def grokking_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
                 run_dir.log(step, phase="grokking", **row)
             if step == cfg.grok_steps:
                 break
-            loss = torch.nn.functional.cross_entropy(ddp(xs), ys)
+            if world == 1:
+                loss = torch.nn.functional.cross_entropy(ddp(xs), ys)
+            else:
+                loss = torch.nn.functional.cross_entropy(ddp(xs), ys, reduction="sum") * (world / n_global)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -213,25 +221,34 @@ def grokking_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
 
 
 def _train_image(
-    cfg: RichnessConfig, regime: Regime, data: Any, run_dir: RunDir, step0: int
+    cfg: RichnessConfig,
+    regime: Regime,
+    data: Any,
+    run_dir: RunDir,
+    step0: int,
+    *,
+    weight_decay: float = 0.0,
+    target_scale: float = 1.0,
+    phase: str = "",
 ) -> tuple[dict[str, Any], FeatureClassifier]:
+    phase = phase or regime
     device, seed = run_dir.device, run_dir.seed
     torch.manual_seed(seed)  # the same initialisation for both regimes
     x_tr, y_tr = data.x_train.flatten(1).to(device), data.y_train.to(device)
     test = (data.x_test.flatten(1).to(device), data.y_test.to(device))
     model = build_image_model(cfg, x_tr.shape[1], data.num_classes, regime).to(device)
-    opt = build_image_optimizer(model, cfg)
+    opt = build_image_optimizer(model, cfg, weight_decay)
     gen = torch.Generator().manual_seed(seed + 1)
     row, init_feats = _row(model, (x_tr, y_tr), test, None, cfg.eval_batch_size)
     rows = [{"epoch": 0, **row}]
-    run_dir.log(step0, phase=regime, epoch=0, **row)
+    run_dir.log(step0, phase=phase, epoch=0, **row)
     for epoch in range(1, cfg.epochs + 1):
         order = torch.randperm(x_tr.shape[0], generator=gen).to(device)
         for start in range(0, x_tr.shape[0], cfg.batch_size):
             idx = order[start : start + cfg.batch_size]
             out = model(x_tr[idx])
             if cfg.image_loss == "mse":
-                target = torch.nn.functional.one_hot(y_tr[idx], data.num_classes).to(out.dtype)
+                target = target_scale * torch.nn.functional.one_hot(y_tr[idx], data.num_classes).to(out.dtype)
                 loss = (out - target).square().sum(1).mean()
             else:
                 loss = torch.nn.functional.cross_entropy(out, y_tr[idx])
@@ -240,7 +257,7 @@ def _train_image(
             opt.step()
         row, _ = _row(model, (x_tr, y_tr), test, init_feats, cfg.eval_batch_size)
         rows.append({"epoch": epoch, **row})
-        run_dir.log(step0 + epoch, phase=regime, epoch=epoch, **row)
+        run_dir.log(step0 + epoch, phase=phase, epoch=epoch, **row)
     return {"init": rows[0], "final": rows[-1], "curve": {k: [r[k] for r in rows] for k in rows[0]}}, model
 
 
@@ -280,6 +297,31 @@ def lazy_rich_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
         plot_curves(
             run_dir.figure_path("lazy_rich"), curves, xlabel="epoch", ylabel="", title=f"{data.name}: lazy vs rich"
         )
+    settings = [(wd, 1.0) for wd in cfg.stress_weight_decays] + [(0.0, a) for a in cfg.stress_target_scales]
+    if settings:
+        runs = [{"label": "rich (wd 0, α 1)", "weight_decay": 0.0, "target_scale": 1.0, "final": out["rich"]["final"]}]
+        for i, (wd, alpha) in enumerate(settings, start=2):
+            step0 = cfg.grok_steps + 1 + i * (cfg.epochs + 1)
+            label = f"rich (wd {wd:g}, α {alpha:g})"
+            res, _ = _train_image(
+                cfg, "rich", data, run_dir, step0, weight_decay=wd, target_scale=alpha, phase=f"stress {label}"
+            )
+            runs.append({"label": label, "weight_decay": wd, "target_scale": alpha, "final": res["final"]})
+        out["stress"] = {"runs": runs, "spread": _spreads([r["final"] for r in runs])}
+    return out
+
+
+#: The quantities compared by the stress test: D_LR and the paper's three baselines.
+STRESS_KEYS: tuple[str, ...] = ("d_lr", "kernel_distance", "param_norm", "nc1")
+
+
+def _spreads(finals: list[dict[str, Any]]) -> dict[str, float]:
+    """log10(max / min) of each of :data:`STRESS_KEYS` over the runs (NaN when a value is not positive)."""
+    out = {}
+    for key in STRESS_KEYS:
+        vals = [float(f[key]) for f in finals]
+        ok = all(math.isfinite(v) and v > 0 for v in vals)
+        out[key] = math.log10(max(vals) / min(vals)) if ok else math.nan
     return out
 
 
