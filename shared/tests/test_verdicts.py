@@ -81,3 +81,12 @@ def test_claim_contract_is_checked() -> None:
         Claim("c", "m", 1.0, baseline=0.0, threshold=1.0)
     with pytest.raises(ValueError, match="better"):
         Claim("c", "m", 1.0, baseline=0.0, better="up")  # type: ignore[arg-type]
+
+
+def test_baseline_at_chance_every_seed_counts_as_chance_despite_rounding() -> None:
+    chance = 0.1 + 0.2  # 0.30000000000000004: means of such values can land one ulp below
+    claims = [Claim("c", "acc", chance - 1e-17, baseline=chance, chance=chance) for _ in range(3)]
+    s = summarize_claim(claims, [0, 1, 2])
+    assert s.verdict == "inconclusive" and "chance" in s.note
+    per_seed = [Claim("c", "acc", 0.2, baseline=c, chance=c) for c in (0.19, 0.2, 0.21)]
+    assert summarize_claim(per_seed, [0, 1, 2]).note == "both sides at chance"

@@ -128,11 +128,13 @@ class Claim:
         """``sign · (ours − reference)``: positive when ours is on the better side (NaN if unmeasured)."""
         return self.sign * (float(self.ours) - self.reference)
 
-    def at_chance(self, value: float | None) -> bool:
-        """Whether ``value`` is no better than :attr:`chance` (False when no chance level is set)."""
-        if self.chance is None or value is None or not math.isfinite(value):
+    def at_chance(self, value: float | None, chance: float | None = None) -> bool:
+        """Whether ``value`` is no better than ``chance`` (default :attr:`chance`; False when none is set),
+        up to float rounding (a relative 1e-9), so a mean of values equal to chance still counts."""
+        chance = self.chance if chance is None else chance
+        if chance is None or value is None or not math.isfinite(value):
             return False
-        return self.sign * (value - self.chance) <= 0.0
+        return self.sign * (value - chance) <= 1e-9 * max(1.0, abs(chance))
 
     @property
     def verdict(self) -> Verdict:

@@ -122,6 +122,8 @@ def summarize_claim(claims: Sequence[Claim], seeds: Sequence[int]) -> ClaimSumma
     n = len(pairs)
     ours_mean, ours_std = _mean_std(ours)
     ref_mean, ref_std = _mean_std(ref)
+    chances = [c.chance for c in claims if c.chance is not None and math.isfinite(c.chance)]
+    chance = statistics.fmean(chances) if chances else None  # the chance level may differ per seed (split)
     note = ""
     if n == 0:
         low = high = mean = math.nan
@@ -135,7 +137,7 @@ def summarize_claim(claims: Sequence[Claim], seeds: Sequence[int]) -> ClaimSumma
         elif n < 2:
             verdict = "inconclusive"
             note = f"only {n} of {len(claims)} seeds measured"
-        elif first.baseline is not None and first.at_chance(ours_mean) and first.at_chance(ref_mean):
+        elif first.baseline is not None and first.at_chance(ours_mean, chance) and first.at_chance(ref_mean, chance):
             verdict = "inconclusive"
             note = "both sides at chance"
         elif low > first.margin or (low == high and low >= first.margin):
