@@ -72,6 +72,13 @@ def test_load_checkpoint_trims_metrics_logged_after_it(tmp_path: Path) -> None:
     assert [r["step"] for r in run.read_metrics()] == [1, 2, 3]
 
 
+def test_resuming_without_a_checkpoint_starts_the_metrics_over(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    for s in range(1, 4):
+        run.log(s, x=s)  # killed before its first checkpoint
+    assert run.load_checkpoint() is None and run.read_metrics() == []
+
+
 class _Evil:
     def __reduce__(self):
         return (os.system, ("echo pwned",))

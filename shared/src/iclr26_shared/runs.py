@@ -332,6 +332,8 @@ class RunDir:
         """
         ckpts = self.checkpoints()
         if not ckpts:
+            if self.metrics_path.exists():  # a resumed run with no checkpoint starts over: drop its old rows
+                self._trim_metrics(-1)
             return None
         step, path = ckpts[-1]
         blob = load_checkpoint_file(path)
