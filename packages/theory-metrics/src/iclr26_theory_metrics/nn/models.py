@@ -42,7 +42,9 @@ class FeatureClassifier(nn.Module):
         return self.classifier.in_features
 
 
-def _conv_bn(c_in: int, c_out: int) -> nn.Sequential:
+def _conv_bn(c_in: int, c_out: int, batch_norm: bool = True) -> nn.Sequential:
+    if not batch_norm:  # conv with a bias instead of the BatchNorm's shift
+        return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.ReLU(inplace=True))
     return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True))
 
 
@@ -85,9 +87,12 @@ class ResNet9(FeatureClassifier):
 
 
 class VGG9(FeatureClassifier):
-    """VGG-style network with 8 conv layers + the linear classifier; p = 8·width."""
+    """VGG-style network with 8 conv layers + the linear classifier; p = 8·width (``batch_norm=False``: every
+    BatchNorm dropped, the convs get biases)."""
 
-    def __init__(self, in_channels: int, num_classes: int, width: int = 8, bias: bool = True) -> None:
+    def __init__(
+        self, in_channels: int, num_classes: int, width: int = 8, bias: bool = True, *, batch_norm: bool = True
+    ) -> None:
         super().__init__()
         w = width
         plan: list[int | str] = [w, "M", 2 * w, "M", 4 * w, 4 * w, "M", 8 * w, 8 * w, "M", 8 * w, 8 * w]
@@ -98,7 +103,7 @@ class VGG9(FeatureClassifier):
                 layers.append(_MaybePool())
             else:
                 assert isinstance(item, int)
-                layers.append(_conv_bn(c, item))
+                layers.append(_conv_bn(c, item, batch_norm))
                 c = item
         layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten()]
         self.body = nn.Sequential(*layers)

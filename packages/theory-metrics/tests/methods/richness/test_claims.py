@@ -38,6 +38,7 @@ def _results(*, effect: bool) -> dict[str, Any]:
         lazy, rich = 0.6, 0.05
         corr = -0.95
         spread = {"d_lr": 0.05, "kernel_distance": 0.4, "param_norm": 0.6, "nc1": 1.2}
+        bn_with, bn_without = 0.07, 0.66
     else:  # nothing learned beyond memorisation: test at chance, D_LR flat, regimes equal
         rows = [_row(0, chance, chance, 0.4), _row(100, 1.0, chance, 0.4), _row(200, 1.0, chance, 0.4)]
         mem, grok = rows[1], None
@@ -45,9 +46,19 @@ def _results(*, effect: bool) -> dict[str, Any]:
         lazy = rich = 0.4
         corr = math.nan
         spread = {"d_lr": 0.3, "kernel_distance": 0.3, "param_norm": 0.3, "nc1": 0.3}
+        bn_with = bn_without = 0.5
     curve = {k: [r[k] for r in rows] for k in rows[0]}
     final = {"train_acc": 1.0, "test_acc": 0.9, "d_lr": 0.1, "d_lr_test": 0.1, "kernel_distance": 0.5}
+    bn_final = {**final, "nc1": 1.0, "param_norm": 1.0}
     return {
+        "batch_norm": {
+            "dataset": "digits",
+            "feature_dim": 16,
+            "epochs": 2,
+            "chance": 0.1,
+            "with": {"final": {**bn_final, "d_lr": bn_with}},
+            "without": {"final": {**bn_final, "d_lr": bn_without, "test_acc": 0.5 if effect else 0.1}},
+        },
         "control": {"n": 100, "p": 64, "classes": 10, "lazy_expected": 1 - math.sqrt(10 / 64), **control},
         "grokking": {
             "modulus": 23,
@@ -87,16 +98,16 @@ def _results(*, effect: bool) -> dict[str, Any]:
 
 def test_claims_hold_when_the_effects_are_there() -> None:
     cs = claims(_results(effect=True))
-    assert len(cs) == 9
-    assert [c.verdict for c in cs] == ["holds"] * 9, [(c.claim, c.verdict) for c in cs]
+    assert len(cs) == 11
+    assert [c.verdict for c in cs] == ["holds"] * 11, [(c.claim, c.verdict) for c in cs]
     text = report(_results(effect=True))
     assert "## Grokking" in text and "## Lazy vs rich" in text and "## Controlled check" in text
-    assert "## Stress test" in text
+    assert "## Stress test" in text and "## Batch norm" in text
 
 
 def test_no_claim_holds_without_an_effect() -> None:
     cs = claims(_results(effect=False))
-    assert len(cs) == 9
+    assert len(cs) == 11
     assert not [c.claim for c in cs if c.verdict == "holds" and "train accuracy is already" not in c.claim]
     # the train-accuracy condition is a precondition, not an effect: at chance it must fail too
     res = _results(effect=False)

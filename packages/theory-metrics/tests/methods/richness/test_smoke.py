@@ -23,6 +23,7 @@ def test_smoke_cli_run(tmp_path: Path) -> None:
     assert phases.count("lazy") == phases.count("rich") == cfg.epochs + 1
     stress = [p for p in phases if p.startswith("stress")]
     assert len(stress) == (len(cfg.stress_weight_decays) + len(cfg.stress_target_scales)) * (cfg.epochs + 1)
+    assert phases.count("vgg bn") == phases.count("vgg no bn") == cfg.vgg_epochs + 1
     steps = [r["step"] for r in rows]
     assert steps == sorted(steps) and len(set(steps)) == len(steps)
     assert all(0.0 <= r["d_lr"] <= 1.0 for r in rows)
@@ -32,11 +33,12 @@ def test_smoke_cli_run(tmp_path: Path) -> None:
         and g["final"]["step"] == cfg.grok_steps
         and len(g["curve"]["d_lr"]) == len([p for p in phases if p == "grokking"])
     )
-    assert len(results["claims"]) == 9
+    assert len(results["claims"]) == 11
     assert all(c["verdict"] in ("holds", "fails", "inconclusive") for c in results["claims"])
     figures = {p.name for p in (run_path / "figures").iterdir()}
     assert {"grokking_curve.png", "grokking_baselines.png", "lazy_rich.png", "rich_spectrum.png"} <= figures
     assert "## Grokking" in (run_path / "report.md").read_text()
+    assert "## Batch norm" in (run_path / "report.md").read_text()
 
 
 def test_bad_flag_exits_2(tmp_path: Path) -> None:

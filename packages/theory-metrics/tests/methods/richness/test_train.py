@@ -8,6 +8,7 @@ import torch
 
 from iclr26_theory_metrics import richness
 from iclr26_theory_metrics.methods.richness.config import PRESETS
+from iclr26_theory_metrics.methods.richness.model import build_vgg
 from iclr26_theory_metrics.methods.richness.train import control_study, measure
 from iclr26_theory_metrics.nn import MLP
 
@@ -30,3 +31,12 @@ def test_control_separates_planted_rich_from_random_features() -> None:
     assert c["rich"]["d_lr"] < 0.15
     assert abs(c["lazy"]["d_lr"] - c["lazy_expected"]) < 0.1
     assert c["lazy"]["d_lr"] - c["rich"]["d_lr"] > 0.5 * c["lazy_expected"]
+
+
+def test_vgg_with_and_without_batch_norm() -> None:
+    cfg = PRESETS["smoke"]
+    with_bn, without = (build_vgg(cfg, 1, 10, batch_norm=bn) for bn in (True, False))
+    assert sum(isinstance(m, torch.nn.BatchNorm2d) for m in with_bn.modules()) == 8
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in without.modules())
+    x = torch.randn(3, 1, 8, 8)
+    assert with_bn.features(x).shape == without.features(x).shape == (3, 8 * cfg.vgg_width)

@@ -68,6 +68,14 @@ class RichnessConfig:
     """Stress test (claim 4): one extra rich run per weight decay (target scale 1)."""
     stress_target_scales: tuple[PosFloat, ...] = (0.1,)
     """Stress test (claim 4): one extra rich run per target scale α (squared loss on α·one-hot, no weight decay)."""
+    batch_norm_study: bool = True
+    """Run the batch-norm study (claim 3): a small VGG with and without BatchNorm on ``dataset``."""
+    vgg_width: PosInt = 8
+    """Base width of the VGG (8 convs of w..8w channels, p = 8w)."""
+    vgg_epochs: PosInt = 15
+    """Training epochs of each VGG run."""
+    vgg_lr: PosFloat = 0.01
+    """SGD learning rate of the VGG runs (momentum 0.9, cross-entropy, as the paper's CIFAR training)."""
     control_n: Annotated[int, at.Ge(20)] = 2000
     """Controlled check: samples of the planted rich/lazy feature sets."""
     control_dim: PosInt = 128
@@ -81,8 +89,8 @@ class RichnessConfig:
         validate(self)
         if self.dim % self.heads:
             raise ConfigError("heads", self.heads, f"a divisor of dim = {self.dim}")
-        if not (self.grokking or self.lazy_rich):
-            raise ConfigError("grokking", self.grokking, "grokking or lazy_rich to be on (both are off)")
+        if not (self.grokking or self.lazy_rich or self.batch_norm_study):
+            raise ConfigError("grokking", self.grokking, "grokking, lazy_rich or batch_norm_study on (all are off)")
         if self.eval_every > self.grok_steps:
             raise ConfigError("eval_every", self.eval_every, f"at most grok_steps = {self.grok_steps}")
         if self.image_loss == "ce" and self.stress_target_scales:
@@ -107,6 +115,8 @@ PRESETS: dict[str, RichnessConfig] = {
         n_test=100,
         width=4,
         epochs=3,
+        vgg_width=2,
+        vgg_epochs=2,
         control_n=300,
         control_dim=32,
     ),

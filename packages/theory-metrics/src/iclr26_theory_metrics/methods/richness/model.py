@@ -11,10 +11,16 @@ from typing import Literal
 import torch
 
 from iclr26_theory_metrics.methods.richness.config import RichnessConfig
-from iclr26_theory_metrics.nn.models import MLP
+from iclr26_theory_metrics.nn.models import MLP, VGG9
 from iclr26_theory_metrics.nn.transformer import ModularTransformer
 
-__all__ = ["build_grokking_model", "build_grokking_optimizer", "build_image_model", "build_image_optimizer"]
+__all__ = [
+    "build_grokking_model",
+    "build_grokking_optimizer",
+    "build_image_model",
+    "build_image_optimizer",
+    "build_vgg",
+]
 
 Regime = Literal["lazy", "rich"]
 
@@ -45,3 +51,8 @@ def build_image_optimizer(model: torch.nn.Module, cfg: RichnessConfig, weight_de
     lazy regime)."""
     params = [p for p in model.parameters() if p.requires_grad]
     return torch.optim.SGD(params, lr=cfg.image_lr, momentum=0.9, weight_decay=weight_decay)
+
+
+def build_vgg(cfg: RichnessConfig, in_channels: int, num_classes: int, *, batch_norm: bool) -> VGG9:
+    """The small VGG of the batch-norm comparison (the paper: VGG16 on CIFAR-100 with and without BN)."""
+    return VGG9(in_channels, num_classes, cfg.vgg_width, batch_norm=batch_norm)

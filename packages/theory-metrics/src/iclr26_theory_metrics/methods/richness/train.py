@@ -36,6 +36,7 @@ from iclr26_theory_metrics.methods.richness.model import (
     build_grokking_optimizer,
     build_image_model,
     build_image_optimizer,
+    build_vgg,
 )
 from iclr26_theory_metrics.nn.models import FeatureClassifier
 from iclr26_theory_metrics.ops.neural_collapse import NCInputError, neural_collapse_metrics
@@ -47,7 +48,7 @@ from iclr26_theory_metrics.ops.richness import (
 )
 from iclr26_theory_metrics.plotting import plot_richness_spectrum
 
-__all__ = ["control_study", "grokking_study", "lazy_rich_study", "measure", "run"]
+__all__ = ["batch_norm_study", "control_study", "grokking_study", "lazy_rich_study", "measure", "run"]
 
 
 @torch.no_grad()
@@ -230,24 +231,37 @@ def _train_image(
     weight_decay: float = 0.0,
     target_scale: float = 1.0,
     phase: str = "",
+    vgg_batch_norm: bool | None = None,
 ) -> tuple[dict[str, Any], FeatureClassifier]:
+    """One image run: the MLP (``regime`` lazy/rich, ``cfg.image_loss``), or with ``vgg_batch_norm`` set the VGG
+    with/without BatchNorm (cross-entropy, ``vgg_lr``, ``vgg_epochs``)."""
     phase = phase or regime
     device, seed = run_dir.device, run_dir.seed
     torch.manual_seed(seed)  # the same initialisation for both regimes
-    x_tr, y_tr = data.x_train.flatten(1).to(device), data.y_train.to(device)
-    test = (data.x_test.flatten(1).to(device), data.y_test.to(device))
-    model = build_image_model(cfg, x_tr.shape[1], data.num_classes, regime).to(device)
-    opt = build_image_optimizer(model, cfg, weight_decay)
+    flat = vgg_batch_norm is None
+    x_tr = (data.x_train.flatten(1) if flat else data.x_train).to(device)
+    y_tr = data.y_train.to(device)
+    test = ((data.x_test.flatten(1) if flat else data.x_test).to(device), data.y_test.to(device))
+    model: FeatureClassifier
+    if vgg_batch_norm is None:
+        model = build_image_model(cfg, x_tr.shape[1], data.num_classes, regime).to(device)
+        opt = build_image_optimizer(model, cfg, weight_decay)
+        epochs, loss_kind = cfg.epochs, cfg.image_loss
+    else:
+        model = build_vgg(cfg, data.channels, data.num_classes, batch_norm=vgg_batch_norm).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=cfg.vgg_lr, momentum=0.9)
+        epochs, loss_kind = cfg.vgg_epochs, "ce"
     gen = torch.Generator().manual_seed(seed + 1)
     row, init_feats = _row(model, (x_tr, y_tr), test, None, cfg.eval_batch_size)
     rows = [{"epoch": 0, **row}]
     run_dir.log(step0, phase=phase, epoch=0, **row)
-    for epoch in range(1, cfg.epochs + 1):
+    for epoch in range(1, epochs + 1):
+        model.train()
         order = torch.randperm(x_tr.shape[0], generator=gen).to(device)
         for start in range(0, x_tr.shape[0], cfg.batch_size):
             idx = order[start : start + cfg.batch_size]
             out = model(x_tr[idx])
-            if cfg.image_loss == "mse":
+            if loss_kind == "mse":
                 target = target_scale * torch.nn.functional.one_hot(y_tr[idx], data.num_classes).to(out.dtype)
                 loss = (out - target).square().sum(1).mean()
             else:
@@ -311,6 +325,32 @@ def lazy_rich_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
     return out
 
 
+def batch_norm_study(cfg: RichnessConfig, run_dir: RunDir, step0: int) -> dict[str, Any]:
+    """Claim 3: the small VGG with and without BatchNorm from the same seed on ``cfg.dataset``; D_LR and the
+    baselines per epoch (``phase="vgg bn"/"vgg no bn"``)."""
+    data = load_image_tensors(
+        cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=run_dir.seed, scale="standardize"
+    )
+    out: dict[str, Any] = {
+        "dataset": data.name,
+        "feature_dim": 8 * cfg.vgg_width,
+        "epochs": cfg.vgg_epochs,
+        "chance": 1.0 / data.num_classes,
+    }
+    for j, (key, bn) in enumerate((("without", False), ("with", True))):
+        res, _ = _train_image(
+            cfg,
+            "rich",
+            data,
+            run_dir,
+            step0 + j * (cfg.vgg_epochs + 1),
+            phase="vgg bn" if bn else "vgg no bn",
+            vgg_batch_norm=bn,
+        )
+        out[key] = res
+    return out
+
+
 #: The quantities compared by the stress test: D_LR and the paper's three baselines.
 STRESS_KEYS: tuple[str, ...] = ("d_lr", "kernel_distance", "param_norm", "nc1")
 
@@ -364,9 +404,15 @@ def run(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
         run_dir.save_checkpoint(cfg.grok_steps, state)
     if cfg.lazy_rich and state.get("lazy_rich") is None:
         state["lazy_rich"] = lazy_rich_study(cfg, run_dir)
-        run_dir.save_checkpoint(cfg.grok_steps + 2 * (cfg.epochs + 1), state)  # the last row's step
+        run_dir.save_checkpoint(cfg.grok_steps + 2 * (cfg.epochs + 1), state)
+    if cfg.batch_norm_study and state.get("batch_norm") is None:
+        stress = len(cfg.stress_weight_decays) + len(cfg.stress_target_scales)
+        step0 = cfg.grok_steps + 1 + (2 + stress) * (cfg.epochs + 1)  # after every lazy/rich/stress row
+        state["batch_norm"] = batch_norm_study(cfg, run_dir, step0)
+        run_dir.save_checkpoint(step0 + 2 * (cfg.vgg_epochs + 1), state)
     return {
         "control": state["control"],
         "grokking": state.get("grokking"),
         "lazy_rich": state.get("lazy_rich"),
+        "batch_norm": state.get("batch_norm"),
     }
