@@ -134,5 +134,5 @@ PRESETS: dict[str, RichnessConfig] = {
         epochs=30,
     ),
     # the paper's setting: P = 97, 30 % of the pairs, width 128, 10k full-batch steps (GPU advised); MNIST-5k
-    "full": RichnessConfig(dataset="mnist-5k", width=64, epochs=50),
+    "full": RichnessConfig(dataset="mnist-5k", width=64, epochs=50, vgg_width=32, vgg_epochs=50),
 }
