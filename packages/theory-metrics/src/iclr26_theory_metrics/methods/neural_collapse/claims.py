@@ -21,6 +21,9 @@ from typing import Any
 
 from iclr26_shared.runner import format_number
 from iclr26_shared.spec import Claim
+from iclr26_theory_metrics.reporting import log10_or_nan as _log10
+from iclr26_theory_metrics.reporting import markdown_table as _table
+from iclr26_theory_metrics.reporting import num as _f
 
 __all__ = ["claims", "report"]
 
@@ -31,16 +34,6 @@ THEORY_TOLERANCE = 1e-6
 NC0_ORDERS = 2.0
 #: log10 margin by which momentum must lower NC1 (0.1 ≈ 1.26×), so a tie does not count as a speed-up.
 MOMENTUM_LOG_MARGIN = 0.1
-
-
-def _f(value: Any) -> float:
-    """A number from results.json (NaN is stored as null there)."""
-    return math.nan if value is None else float(value)
-
-
-def _log10(value: Any) -> float:
-    v = _f(value)
-    return math.log10(v) if v > 0 and math.isfinite(v) else math.nan
 
 
 def _ufm_claims(u: Mapping[str, Any]) -> list[Claim]:
@@ -230,12 +223,6 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
         out += _ufm_claims(results["ufm"])
     out += _training_claims(results)
     return out
-
-
-def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(v if isinstance(v, str) else format_number(v) for v in row) + " |" for row in rows]
-    return lines
 
 
 def report(results: Mapping[str, Any]) -> str:

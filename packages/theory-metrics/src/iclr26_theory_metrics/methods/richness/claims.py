@@ -26,6 +26,9 @@ from typing import Any
 
 from iclr26_shared.runner import format_number
 from iclr26_shared.spec import Claim
+from iclr26_theory_metrics.reporting import log10_or_nan as _log10
+from iclr26_theory_metrics.reporting import markdown_table
+from iclr26_theory_metrics.reporting import num as _f
 
 __all__ = ["claims", "report"]
 
@@ -45,16 +48,6 @@ CHANCE_TOLERANCE = 0.05
 BN_MARGIN = 0.1
 #: Rich training must lower D_LR by at least this much against lazy training (the paper: 0.63 vs 0.0087).
 LAZY_RICH_MARGIN = 0.1
-
-
-def _f(value: Any) -> float:
-    """A number from results.json (NaN is stored as null there)."""
-    return math.nan if value is None else float(value)
-
-
-def _log10(value: Any) -> float:
-    v = _f(value)
-    return math.log10(v) if v > 0 and math.isfinite(v) else math.nan
 
 
 def _grok_point(g: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
@@ -192,11 +185,8 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
-        cells = [format_number(v) if isinstance(v, float) else str(v) for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return [*lines, ""]
+    """A markdown table (floats through ``format_number``, everything else as text) and a blank line."""
+    return [*markdown_table(header, [[v if isinstance(v, float) else str(v) for v in row] for row in rows]), ""]
 
 
 _KEYS = ("train_acc", "test_acc", "d_lr", "d_lr_test", "kernel_distance", "param_norm", "nc1")
