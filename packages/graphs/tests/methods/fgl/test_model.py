@@ -236,7 +236,14 @@ def test_no_claim_holds_at_chance() -> None:
 def test_smoke_run_writes_a_valid_run_directory(tmp_path) -> None:
     spec = METHODS["fgl"]
     run, results = smoke_run(
-        spec, tmp_path, epochs=5, pseudo_epochs=5, estimator_epochs=5, phis=(-0.5,), ablation_phi=-0.5
+        spec,
+        tmp_path,
+        epochs=5,
+        pseudo_epochs=5,
+        estimator_epochs=5,
+        phis=(-0.5,),
+        ablation_phi=-0.5,
+        tune_knn_k=(0, 5),
     )
     assert [g["graph"] for g in results["graphs"]] == ["csbm(phi=-0.50)"]
     accs = results["graphs"][0]["accuracy"]
