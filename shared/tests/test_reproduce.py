@@ -105,3 +105,13 @@ def test_run_with_seeds_writes_an_aggregated_report(tmp_path: Path, monkeypatch)
     assert "[holds] minibatch SGD" in res.out and "over 2 seeds" in res.out
     (report,) = tmp_path.glob("toy-ridge-seeds-*/REPORT.md")
     assert "| toy-ridge | minibatch SGD" in report.read_text()
+
+
+def test_run_with_seeds_stops_at_a_failed_seed_with_a_partial_report(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(umbrella, "discover_methods", lambda: ({"toy-ridge": TOY_SPEC}, {}))
+    argv = ["run", "toy-ridge", "--preset", "smoke", "--seeds", "2", "--crash-at", "3", "--quiet"]
+    res = run_cli(umbrella.main, [*argv, "--out-dir", str(tmp_path)])
+    assert res.code == 1
+    assert "toy crash at step 3" in res.err and "seed 0 failed; partial report" in res.err
+    (report,) = tmp_path.glob("toy-ridge-seeds-*/REPORT.md")
+    assert "**failed**: RuntimeError: toy crash at step 3" in report.read_text()

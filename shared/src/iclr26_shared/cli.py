@@ -173,28 +173,25 @@ def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
 
 def _run_seeds(spec: MethodSpec[Any], cfg: Any, flags: CommonFlags, preset: str, n_seeds: int) -> int:
     """``--seeds N``: N runs one after the other, then one aggregated REPORT.md (as ``iclr26 reproduce``)."""
-    import datetime as _dt
     import time
 
-    from iclr26_shared.reproduce import ReproducePlan, RunOutcome, write_reproduce_report
+    from iclr26_shared.io import utc_stamp
+    from iclr26_shared.reproduce import ReproducePlan, RunOutcome, run_one, write_reproduce_report
     from iclr26_shared.verdicts import summarize_seeds
 
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = flags.out_dir / f"{spec.name}-seeds-{stamp}"
+    out = flags.out_dir / f"{spec.name}-seeds-{utc_stamp()}"
     seeds = [flags.seed + i for i in range(n_seeds)]
     plan = ReproducePlan((spec.name,), tuple(seeds), preset, "serial", flags.device)
     outcomes: list[RunOutcome] = []
     t0 = time.monotonic()
     for seed in seeds:
-        t1 = time.monotonic()
-        run, _, claims = execute(spec, cfg, dataclasses.replace(flags, seed=seed), preset=preset)
-        print(f"seed {seed}: run directory {run.path}")
-        outcomes.append(
-            RunOutcome(
-                spec.name, spec.domain, spec.paper, seed, True, time.monotonic() - t1, claims, str(run.path), alone=True
-            )
-        )
+        outcome = run_one(spec, preset, dataclasses.replace(flags, seed=seed), alone=True, config=cfg)
+        outcomes.append(outcome)
         write_reproduce_report(out, outcomes, plan, seconds=time.monotonic() - t0)
+        if outcome.error:
+            print(f"seed {seed} failed; partial report: {out / 'REPORT.md'}", file=sys.stderr)
+            return 2 if outcome.bad_input else 1
+        print(f"seed {seed}: run directory {outcome.run_dir}")
     for s in summarize_seeds([(o.seed, o.claims) for o in outcomes]):
         ci = f"gain {format_number(s.gain_mean)} [{format_number(s.gain_low)}, {format_number(s.gain_high)}]"
         print(f"  [{s.verdict}] {s.claim}: {s.metric} {ci} over {s.n} seeds")

@@ -8,6 +8,7 @@ atomic on POSIX).
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import json
 import math
 import os
@@ -18,7 +19,12 @@ from typing import Any
 
 from iclr26_shared.errors import DataError, Iclr26Error
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "read_json", "to_jsonable"]
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "read_json", "to_jsonable", "utc_stamp"]
+
+
+def utc_stamp() -> str:
+    """The UTC time stamp used in every run and report directory name, e.g. ``20261130T211809Z``."""
+    return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from iclr26_shared.errors import UsageError
-from iclr26_shared.io import atomic_write_json, atomic_write_text, read_json
+from iclr26_shared.errors import Iclr26Error, UsageError
+from iclr26_shared.io import atomic_write_json, atomic_write_text, read_json, utc_stamp
 from iclr26_shared.runner import CommonFlags, execute, format_number, verdict_cell
 from iclr26_shared.spec import PRESET_NAMES, VERDICTS, Claim, MethodSpec
 from iclr26_shared.verdicts import CONFIDENCE, ClaimSummary, summarize_seeds
@@ -55,6 +55,7 @@ class RunOutcome:
     error: str | None = None
     skipped: str | None = None
     alone: bool = False
+    bad_input: bool = False  # the error is an Iclr26Error (bad config, data file, flag): exit code 2
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (report.json)."""
@@ -73,11 +74,27 @@ class RunOutcome:
         }
 
 
-def run_one(spec: MethodSpec[Any], preset: str, flags: CommonFlags, alone: bool = False) -> RunOutcome:
-    """One (method, seed) run; never raises (a failure is an outcome with ``error``)."""
+def run_one(
+    spec: MethodSpec[Any], preset: str, flags: CommonFlags, alone: bool = False, config: Any = None
+) -> RunOutcome:
+    """One (method, seed) run of ``config`` (default: the preset's); never raises (a failure is an outcome
+    with ``error``; bad input is one line, anything else adds the end of its traceback)."""
     t0 = time.monotonic()
     try:
-        run, _, claims = execute(spec, spec.preset(preset), flags, preset=preset)
+        run, _, claims = execute(spec, spec.preset(preset) if config is None else config, flags, preset=preset)
+    except Iclr26Error as err:
+        print(f"[reproduce] {spec.name} seed {flags.seed} FAILED: {err}", file=sys.stderr)
+        return RunOutcome(
+            spec.name,
+            spec.domain,
+            spec.paper,
+            flags.seed,
+            False,
+            time.monotonic() - t0,
+            error=str(err),
+            alone=alone,
+            bad_input=True,
+        )
     except Exception as err:
         detail = traceback.format_exc(limit=-3)
         print(
@@ -324,15 +341,18 @@ class RayScheduler:
             raise UsageError(f"--address {address}: cannot connect to a Ray cluster ({err})") from None
         self.startup_s = time.monotonic() - t0
         self.remote = ray.remote(max_retries=0)(run_one)
+        self._node_cpus: float | None = None
 
     def gpus(self) -> float:
         """GPUs in the cluster."""
         return float(self.ray.cluster_resources().get("GPU", 0.0))
 
     def node_cpus(self) -> float:
-        """CPUs of the largest alive node (an exclusive task asks for all of them)."""
-        cpus = [n["Resources"].get("CPU", 0.0) for n in self.ray.nodes() if n.get("Alive")]
-        return max(cpus or [1.0])
+        """CPUs of the largest alive node (an exclusive task asks for all of them); asked once per scheduler."""
+        if self._node_cpus is None:
+            cpus = [n["Resources"].get("CPU", 0.0) for n in self.ray.nodes() if n.get("Alive")]
+            self._node_cpus = max(cpus or [1.0])
+        return self._node_cpus
 
     def run(
         self,
@@ -439,7 +459,7 @@ def reproduce(
             raise UsageError(f"unknown preset {preset!r} (choose from {', '.join(PRESET_NAMES)})")
         names = list(specs) if not only else list(only)
         seed_list = [seed + i for i in range(seeds)]
-        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        stamp = utc_stamp()
         out = Path(out_dir) / f"reproduce-{stamp}"
     unknown = [n for n in names if n not in specs]
     if unknown:

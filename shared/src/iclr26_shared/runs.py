@@ -36,16 +36,12 @@ from iclr26_shared.config import config_to_dict, stable_hash
 from iclr26_shared.device import describe_device
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.errors import CheckpointError, UsageError
-from iclr26_shared.io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json
+from iclr26_shared.io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json, utc_stamp
 from iclr26_shared.progress import ProgressBar
 
 __all__ = ["RunDir", "load_checkpoint_file"]
 
 _CKPT = re.compile(r"^step-(\d{9})\.pt$")
-
-
-def _utc_stamp() -> str:
-    return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def _git_revision() -> str | None:
@@ -199,11 +195,11 @@ class RunDir:
                 f"--resume: no earlier {method} run with this config and seed under {method_dir}; starting a new run",
                 file=sys.stderr,
             )
-        path = method_dir / f"{_utc_stamp()}-{digest}"
+        path = method_dir / f"{utc_stamp()}-{digest}"
         n = 1
         while path.exists():
             n += 1
-            path = method_dir / f"{_utc_stamp()}-{n}-{digest}"
+            path = method_dir / f"{utc_stamp()}-{n}-{digest}"
         try:
             path.mkdir(parents=True)
         except OSError as err:

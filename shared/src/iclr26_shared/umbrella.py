@@ -13,7 +13,6 @@ number, ours, the baseline, the paired gain with its 95% interval and the verdic
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from typing import Any, NoReturn
 
 from iclr26_shared.cli import main_guard, run_methods
 from iclr26_shared.errors import UsageError
+from iclr26_shared.io import utc_stamp
 from iclr26_shared.spec import PRESET_NAMES, MethodSpec
 
 __all__ = ["ENTRY_POINT_GROUP", "discover_methods", "main"]
@@ -74,7 +74,7 @@ def bench(root: Path | None, *, only: Sequence[str] | None, out_dir: Path, quick
     if not scripts:
         print("no benchmark scripts found", file=sys.stderr)
         return 0
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = utc_stamp()
     out = Path(out_dir) / f"bench-{stamp}"
     failures = 0
     for s in scripts:
