@@ -107,6 +107,8 @@ class S2GuidanceConfig:
     """Epochs of the evaluation classifier."""
     checkpoint_every: PosInt = 1000
     """DiT training steps between checkpoints (for --resume)."""
+    log_every: PosInt = 50
+    """DiT training steps between ``metrics.jsonl`` rows of the loss (and the last step)."""
 
     def __post_init__(self) -> None:
         validate(self)

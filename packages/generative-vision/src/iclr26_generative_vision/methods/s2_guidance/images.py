@@ -54,8 +54,16 @@ def _lr_at(step: int, cfg: S2GuidanceConfig) -> float:
 
 
 def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassConditionalDiT:
-    """Train the DiT (AdamW, warmup + cosine, EMA), resuming from the run's last checkpoint; returns the EMA."""
-    device = run.device
+    """Train the DiT (AdamW, warmup + cosine, EMA), resuming from the run's last checkpoint; returns the EMA.
+
+    Runs under ``torchrun`` through :mod:`iclr26_shared.distributed` (``run.dist``): every rank draws the
+    same global batch of ``cfg.batch_size`` (indices, dropped labels, t, ε) from the same seeded generator
+    and trains on its share ``batch[rank::world]``; DDP averages the gradients of the equal shares' mean
+    losses, which is the gradient of the global batch's mean loss, so the loss curve follows the single
+    process. The logged loss is averaged over ranks; only rank 0 writes. With one process every helper is
+    the identity and the run is bit-for-bit the single-process trainer.
+    """
+    device, dist = run.device, run.dist
     model = build_dit(cfg, data).to(device)
     ema = copy.deepcopy(model).requires_grad_(False)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
@@ -72,6 +80,7 @@ def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassCo
         gen.set_state(state["gen"])
         set_rng_state(state["rng"])
     model.train()
+    ddp = dist.wrap(model)
     n = x_train.shape[0]
     with run.progress(cfg.train_steps, "dit", completed=start) as bar:
         for step in range(start + 1, cfg.train_steps + 1):
@@ -82,8 +91,10 @@ def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassCo
             labels = drop_labels(y_train[idx], model.null_label, cfg.label_dropout, gen)
             t = torch.randint(0, cfg.num_train_timesteps, (cfg.batch_size,), generator=gen).to(device)
             noise = torch.randn(x0.shape, generator=gen).to(device)
+            if dist.distributed:  # this rank's share of the global batch (identity with one process)
+                x0, labels, t, noise = (dist.shard(v, what="batch_size") for v in (x0, labels, t, noise))
             loss = torch.nn.functional.mse_loss(
-                model(sched.add_noise(x0, noise, cast(torch.IntTensor, t)), t, labels), noise
+                ddp(sched.add_noise(x0, noise, cast(torch.IntTensor, t)), t, labels), noise
             )
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -93,9 +104,10 @@ def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassCo
             with torch.no_grad():
                 for pe, pm in zip(ema.parameters(), model.parameters(), strict=True):
                     pe.lerp_(pm, 1 - decay)
-            if step % 50 == 0 or step == cfg.train_steps:
-                run.log(step, dit_loss=loss.item(), lr=_lr_at(step, cfg))
-            bar.advance(loss=loss.item())
+            loss_value = dist.mean({"dit_loss": loss.item()})["dit_loss"]
+            if step % cfg.log_every == 0 or step == cfg.train_steps:
+                run.log(step, dit_loss=loss_value, lr=_lr_at(step, cfg))
+            bar.advance(loss=loss_value)
             if step % cfg.checkpoint_every == 0 or step == cfg.train_steps:
                 run.save_checkpoint(
                     step,
