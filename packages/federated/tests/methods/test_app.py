@@ -135,3 +135,29 @@ def test_strategy_gives_up_when_too_few_nodes_connect() -> None:
     strategy = FedOpenMatchStrategy(lambda a, r: a, node_wait_s=0.2, min_available_nodes=3, fraction_evaluate=0.0)
     with pytest.raises(RuntimeError, match="only 2 of 3 client nodes"):
         strategy.start(grid=InlineGrid(_toy, 2), initial_arrays=ArrayRecord({"w": torch.zeros(1)}), num_rounds=1)
+
+
+@pytest.mark.parametrize(
+    ("node_config", "expected"),
+    [
+        ({"partition-id": 5, "num-partitions": 2}, "partition-id = 5 is outside [0, 2)"),
+        ({"partition-id": 1, "num-partitions": 4}, "num-partitions = 4 but this run has 2 clients"),
+        ({"partition-id": "x"}, "partition-id = 'x': expected an integer"),
+        ({"num-partitions": 2}, "has no 'partition-id'"),
+    ],
+)
+def test_a_supernode_with_a_bad_partition_is_a_clear_client_failure(node_config, expected) -> None:
+    from iclr26_federated.methods.fedopenmatch.client_app import app
+
+    params = job_params(PRESETS["smoke"], "fedopenmatch", 0)
+    assert params.num_clients == 2
+    model = make_model(params, load_split(params).in_channels)
+    grid = InlineGrid(app, 1)
+    grid._contexts[1].node_config.clear()
+    grid._contexts[1].node_config.update(node_config)
+    content = RecordDict(
+        {"arrays": ArrayRecord(model.state_dict()), "config": ConfigRecord({**params.to_record(), "server-round": 1})}
+    )
+    (reply,) = grid.send_and_receive([Message(content, 1, MessageType.TRAIN)])
+    assert reply.has_error() and expected in reply.error.reason
+    assert "--node-config 'partition-id=<0..1> num-partitions=2'" in reply.error.reason

@@ -18,7 +18,7 @@ from iclr26_federated.methods.fedopenmatch.config import JobParams
 from iclr26_federated.methods.fedopenmatch.dataset import client_partition, load_split
 from iclr26_federated.methods.fedopenmatch.model import make_model, train_client
 
-__all__ = ["app", "client_generator", "train"]
+__all__ = ["app", "client_generator", "node_partition", "train"]
 
 app = ClientApp()
 
@@ -28,13 +28,35 @@ def client_generator(seed: int, partition_id: int, server_round: int) -> torch.G
     return torch.Generator().manual_seed(seed * 1_000_003 + partition_id * 10_007 + server_round)
 
 
+def node_partition(context: Context, params: JobParams) -> int:
+    """This SuperNode's ``partition-id``, checked against the run: an integer in ``[0, num_clients)`` and,
+    where the node declares ``num-partitions``, the same client count as the run (a SuperNode started for
+    another federation would otherwise train on the wrong data or on none). Raises ``ValueError`` with one
+    line naming the ``--node-config`` key; the server records it as that client's failure for the round."""
+    cfg = context.node_config
+    n = params.num_clients
+    fix = f"start the SuperNode with --node-config 'partition-id=<0..{n - 1}> num-partitions={n}'"
+    if "partition-id" not in cfg:
+        raise ValueError(f"SuperNode node-config has no 'partition-id'; {fix}")
+    raw = cfg["partition-id"]
+    if isinstance(raw, bool) or not isinstance(raw, int | str) or not str(raw).lstrip("-").isdigit():
+        raise ValueError(f"SuperNode node-config partition-id = {raw!r}: expected an integer; {fix}")
+    pid = int(raw)
+    declared = cfg.get("num-partitions")
+    if declared is not None and str(declared) != str(n):
+        raise ValueError(f"SuperNode node-config num-partitions = {declared!r} but this run has {n} clients; {fix}")
+    if not 0 <= pid < n:
+        raise ValueError(f"SuperNode node-config partition-id = {pid} is outside [0, {n}); {fix}")
+    return pid
+
+
 @app.train()
 def train(msg: Message, context: Context) -> Message:
     """Local FedOpenMatch (or baseline) training of one client for one round."""
     config = msg.content["config"]
     params = JobParams.from_record(dict(config))
     server_round = int(config["server-round"])  # type: ignore[arg-type]
-    pid = int(context.node_config["partition-id"])
+    pid = node_partition(context, params)
     if pid == params.fail_client and server_round == params.fail_round:
         raise RuntimeError(f"client {pid}: injected failure in round {server_round} (fail_client test hook)")
     device = torch.device(params.device if params.device == "cpu" or torch.cuda.is_available() else "cpu")

@@ -332,7 +332,9 @@ def start_supernode(
 ) -> FlowerProcess:
     """``flower-supernode --insecure`` connected to the SuperLink on ``superlink_port`` with the node config
     ``partition-id``/``num-partitions`` (what the ClientApp reads), its own runtime port and FLWR_HOME;
-    returns once its port answers."""
+    returns once its port answers. Raises ``ValueError`` when ``partition_id`` is outside ``[0, num_partitions)``."""
+    if num_partitions < 1 or not 0 <= partition_id < num_partitions:
+        raise ValueError(f"partition-id {partition_id} outside [0, num-partitions = {num_partitions})")
     port = free_port()
     args = ["flower-supernode", "--insecure", "--superlink", f"127.0.0.1:{superlink_port}"]
     args += ["--node-config", f"partition-id={partition_id} num-partitions={num_partitions}"]
