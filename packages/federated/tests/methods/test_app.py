@@ -159,5 +159,6 @@ def test_a_supernode_with_a_bad_partition_is_a_clear_client_failure(node_config,
         {"arrays": ArrayRecord(model.state_dict()), "config": ConfigRecord({**params.to_record(), "server-round": 1})}
     )
     (reply,) = grid.send_and_receive([Message(content, 1, MessageType.TRAIN)])
-    assert reply.has_error() and expected in reply.error.reason
-    assert "--node-config 'partition-id=<0..1> num-partitions=2'" in reply.error.reason
+    assert reply.has_error()
+    reason = str(reply.error.reason)
+    assert expected in reason and "--node-config 'partition-id=<0..1> num-partitions=2'" in reason
