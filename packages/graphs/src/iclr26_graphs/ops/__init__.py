@@ -3,6 +3,8 @@
 from iclr26_graphs.ops.components import connected_components
 from iclr26_graphs.ops.homophily import edge_homophily
 from iclr26_graphs.ops.spanning_tree import (
+    SamplerStalledError,
+    bridge_orientation,
     is_spanning_forest,
     sample_spanning_forests,
     sample_spanning_tree,
@@ -11,7 +13,9 @@ from iclr26_graphs.ops.spanning_tree import (
 from iclr26_graphs.ops.tree_schedule import TreeSchedule, build_tree_schedule
 
 __all__ = [
+    "SamplerStalledError",
     "TreeSchedule",
+    "bridge_orientation",
     "build_tree_schedule",
     "connected_components",
     "edge_homophily",

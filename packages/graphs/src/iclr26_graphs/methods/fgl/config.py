@@ -138,7 +138,6 @@ PRESETS: dict[str, FGLConfig] = {
         val_per_class=30,
         repeats=1,
         compare=("gcn",),
-        tune_knn_k=(5,),  # k = 0 can stall the spanning-tree sampler on the smoke graph (known bug, see README)
         tune_betas=(),
         epochs=30,
         patience=30,
