@@ -81,3 +81,17 @@ def test_help_and_list_need_no_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     assert run_cli(cli.main, ["--help"]).code == 0
     res = run_cli(cli.main, ["crystal-fourier-transformer", "--help"])
     assert res.code == 0 and "--num-basis" in res.out
+
+
+def test_protein_ttt_without_the_proteins_extra_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _hide(monkeypatch, "antiberty")
+    heavy = [m for m in sys.modules if m.startswith("iclr26_science.proteins") or m.endswith((".train", ".model"))]
+    for name in heavy:
+        monkeypatch.delitem(sys.modules, name)
+    res = run_cli(cli.main, ["protein-ttt", "--preset", "smoke", "--out-dir", str(tmp_path)])
+    assert res.code == 2, res.err
+    lines = [line for line in res.err.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: iclr26_science.proteins needs the 'proteins' extra (missing: antiberty)")
+    assert "Traceback" not in res.err

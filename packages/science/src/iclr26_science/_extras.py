@@ -20,7 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "crystals": ("e3nn", "pymatgen", "spglib", "pyxtal", "ase"),
     "cryoem": (),
     "fmri": (),
-    "proteins": ("esm",),
+    "proteins": ("esm", "transformers", "antiberty"),
 }
 
 

@@ -1,0 +1,35 @@
+"""The masked protein LM of a ``protein-ttt`` run and the TTT settings derived from its config."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from iclr26_science.methods.protein_ttt.config import ProteinTTTConfig
+from iclr26_science.proteins import MaskedLM, TTTSettings, esm2_from_config, load_antiberty, load_esm2
+
+__all__ = ["build_lm", "control_settings", "ttt_settings"]
+
+
+def build_lm(cfg: ProteinTTTConfig, seed: int = 0) -> MaskedLM:
+    """AntiBERTy from its wheel, a random ESM-2 of the configured size, or a local pretrained ESM-2."""
+    if cfg.model == "antiberty":
+        return load_antiberty()
+    if cfg.model == "esm2-random":
+        return esm2_from_config(cfg.esm2_layers, cfg.esm2_width, cfg.esm2_heads, seed=seed)
+    return load_esm2(cfg.model)
+
+
+def ttt_settings(cfg: ProteinTTTConfig, seed: int) -> TTTSettings:
+    """The recipe (paper defaults for every switch the config does not name)."""
+    return TTTSettings(
+        lr=cfg.lr, ags=cfg.ags, steps=cfg.steps, batch_size=cfg.batch_size, mask_ratio=cfg.mask_ratio,
+        crop_size=cfg.crop_size, loss_kind=cfg.loss_kind, optimizer=cfg.optimizer, lora_rank=cfg.lora_rank,
+        lora_alpha=cfg.lora_alpha, freeze_embeddings=cfg.freeze_embeddings, seed=seed,
+    )  # fmt: skip
+
+
+def control_settings(cfg: ProteinTTTConfig, seed: int) -> TTTSettings:
+    """The controlled check's recipe: the same switches, MSA rows, its own steps/lr/batch and ags 1."""
+    return dataclasses.replace(
+        ttt_settings(cfg, seed), lr=cfg.control_lr, steps=cfg.control_steps, ags=1, batch_size=cfg.control_batch_size
+    )

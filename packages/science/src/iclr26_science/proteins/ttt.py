@@ -1,0 +1,317 @@
+"""ProteinTTT: test-time training of a masked protein LM on the one protein it is asked about.
+
+Bushuiev et al., *One protein is all you need* (ICLR 2026, arXiv 2411.02109), §3 and the reference code
+(``proteinttt/base.py``). For a target ``x`` and a pre-trained model ``f(·; θ₀)``:
+
+    θ ← θ₀                      (optionally LoRA adapters injected; then only they train)
+    for step in 0 .. T·ags:
+        batch = bs copies of x (or bs rows of its MSA), random crop of crop_size tokens    [bs, T']
+        mask 15 % of the non-special tokens of each copy: 80 % -> <mask>, 10 % -> a random amino
+        acid, 10 % unchanged
+        if step % ags == 0: score x (pseudo-perplexity, optional) and keep the best state (optional)
+        loss = mean_b mean_{i ∈ M_b} −log p_θ(x_i | x̃_b)           ("cross_entropy")
+           or  mean over every token of the crop of −log p_θ(x_i | x̃_b)  ("unnormalized_cross_entropy")
+        loss.backward()            (summed over ags micro-batches: gradients are not divided by ags)
+        every ags micro-steps: SGD step (lr 4e-4, momentum 0, weight decay 0), zero_grad
+    predict with θ_T (or the selected state); reset() restores θ₀ bit for bit
+
+The token-embedding table is frozen (the paper's ``_ttt_get_frozen_modules``); the model is in eval mode
+except during each forward/backward of a training micro-step (so dropout acts only there).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+import annotated_types as at
+import torch
+import torch.nn.functional as F
+
+from iclr26_science.proteins.lm import MaskedLM
+from iclr26_science.proteins.lora import inject_lora, lora_parameters, remove_lora
+from iclr26_science.proteins.scoring import masked_marginals, pseudo_perplexity
+from iclr26_science.proteins.tokens import check_sequence
+from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
+from iclr26_shared.errors import ConfigError, DataError
+
+__all__ = ["ProteinTTT", "TTTResult", "TTTSettings", "mlm_loss"]
+
+LossKind = Literal["cross_entropy", "unnormalized_cross_entropy"]
+
+
+@dataclass(frozen=True)
+class TTTSettings:
+    """The recipe's switches (names and defaults of the reference ``TTTConfig``)."""
+
+    lr: PosFloat = 4e-4
+    """Learning rate."""
+    ags: PosInt = 16
+    """Gradient-accumulation micro-steps per optimiser step (gradients are summed, not averaged)."""
+    steps: NonNegInt = 30
+    """Optimiser steps T."""
+    batch_size: PosInt = 2
+    """Masked copies of the target per micro-step."""
+    mask_ratio: Annotated[float, at.Interval(gt=0, lt=1)] = 0.15
+    """Share of the non-special tokens of each copy selected for the MLM loss."""
+    bert_leave_prob: UnitFloat = 0.1
+    """Share of selected tokens left unchanged."""
+    bert_replace_prob: UnitFloat = 0.1
+    """Share of selected tokens replaced by a random amino acid (the rest become ``<mask>``)."""
+    crop_size: PosInt = 1024
+    """Longest crop of the tokenised sequence (specials included) per copy."""
+    loss_kind: LossKind = "cross_entropy"
+    """Per-copy mean over masked tokens, then batch mean; or token mean over the whole crop."""
+    optimizer: Literal["sgd", "adamw"] = "sgd"
+    """Optimiser (paper default SGD)."""
+    momentum: NonNegFloat = 0.0
+    """SGD momentum (paper 0)."""
+    weight_decay: NonNegFloat = 0.0
+    """Weight decay (paper 0)."""
+    lora_rank: NonNegInt = 0
+    """LoRA rank r (0 = fine-tune every parameter but the frozen ones)."""
+    lora_alpha: PosFloat = 32.0
+    """LoRA scale (multiplies the adapter output, as lora_diffusion does)."""
+    lora_targets: tuple[str, ...] = ("MultiheadAttention", "BertAttention")
+    """Class names of the modules whose linear layers get adapters (ESM-2's and BERT's attention blocks)."""
+    freeze_embeddings: bool = True
+    """Keep the token-embedding table fixed (paper: yes)."""
+    score_every_step: bool = False
+    """Compute the target's pseudo-perplexity at every optimiser step (step 0 included; L forward passes each)."""
+    select: Literal["last", "best_pseudo_perplexity"] = "last"
+    """Keep θ_T (paper for MLM fitness) or the scored state with the lowest pseudo-perplexity (the paper's
+    ``automatic_best_state_reset`` with pseudo-perplexity as the confidence)."""
+    perplexity_early_stopping: NonNegFloat = 0.0
+    """Stop once the scored pseudo-perplexity falls below this (0 = never)."""
+    seed: NonNegInt = 0
+    """Seed of the masking / cropping / MSA-row generator."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if self.bert_leave_prob + self.bert_replace_prob > 1:
+            raise ConfigError(
+                "bert_replace_prob", self.bert_replace_prob, f"<= 1 - bert_leave_prob = {1 - self.bert_leave_prob}"
+            )
+        if self.select != "last" and not self.score_every_step:
+            raise ConfigError("select", self.select, "'last' unless score_every_step is set (nothing is scored)")
+        if self.perplexity_early_stopping > 0 and not self.score_every_step:
+            raise ConfigError(
+                "perplexity_early_stopping", self.perplexity_early_stopping, "0 unless score_every_step is set"
+            )
+        if self.crop_size < 3:
+            raise ConfigError("crop_size", self.crop_size, ">= 3 (specials plus one residue)")
+
+
+@dataclass
+class TTTResult:
+    """What one :meth:`ProteinTTT.ttt` call did.
+
+    Attributes:
+        history: One row per optimiser step ``t = 0..T``: ``step``, ``loss`` (the last micro-batch loss
+            before it, None at 0), ``perplexity`` (when scored).
+        selected_step: The step whose state the model now holds.
+        trainable_params: How many parameters trained.
+        seconds: Wall time of the loop.
+    """
+
+    history: list[dict[str, Any]] = field(default_factory=list)
+    selected_step: int = 0
+    trainable_params: int = 0
+    seconds: float = 0.0
+
+
+def mlm_loss(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, kind: LossKind) -> torch.Tensor:
+    """The TTT loss. ``logits [B, T, V]``, ``targets [B, T]`` (the unmasked tokens), ``mask [B, T]`` bool.
+
+    ``cross_entropy``: ``mean_b mean_{i: mask[b,i]} CE(logits[b,i], targets[b,i])`` (rows without a masked
+    token are skipped). ``unnormalized_cross_entropy``: ``mean_{b,i} CE`` over every token (the reference
+    code's definition: masked, unmasked and special positions alike).
+    """
+    v = logits.shape[-1]
+    if kind == "unnormalized_cross_entropy":
+        return F.cross_entropy(logits.reshape(-1, v).float(), targets.reshape(-1))
+    ce = F.cross_entropy(logits.reshape(-1, v).float(), targets.reshape(-1), reduction="none").view(targets.shape)
+    m = mask.to(ce.dtype)
+    per_seq = (ce * m).sum(1) / m.sum(1).clamp(min=1)
+    keep = mask.any(1)
+    return per_seq[keep].mean()
+
+
+class ProteinTTT:
+    """Test-time training around a :class:`MaskedLM` (modified in place; :meth:`reset` undoes it).
+
+    Example::
+
+        lm = load_antiberty()
+        ttt = ProteinTTT(lm, TTTSettings(steps=30))
+        ttt.ttt("EVQLVQSGPEVKK...")          # customise to this protein
+        scores = score_mutants(lm, wt, ["E1A", "V2K:Q3R"])
+        ttt.reset()                          # back to θ₀ exactly
+    """
+
+    def __init__(self, lm: MaskedLM, settings: TTTSettings | None = None) -> None:
+        self.lm = lm
+        self.settings = settings or TTTSettings()
+        self.generator = torch.Generator().manual_seed(self.settings.seed)
+        self._initial = {k: v.detach().clone() for k, v in lm.state_dict().items()}
+        self._initial_grad = {n: p.requires_grad for n, p in lm.named_parameters()}
+        self._initial_training = lm.training
+
+    # ------------------------------------------------------------------ batches
+    def tokenize(self, seq: str) -> torch.Tensor:
+        """``[1, L + 2]`` token ids."""
+        return torch.tensor([self.lm.alphabet.encode(seq, "target sequence")])
+
+    def sample_batch(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Copies (or MSA rows) of ``x [N, T]``, cropped and BERT-masked: ``(masked, targets, mask)``, each
+        ``[bs, T']``.
+
+        Exactly ``int(n · mask_ratio)`` (at least 1) of the ``n`` amino-acid tokens of each row are selected;
+        special tokens (cls, eos, pad, gaps) are never selected.
+        """
+        s, g = self.settings, self.generator
+        n_rows, t = x.shape
+        bs = s.batch_size
+        if n_rows == 1:
+            rows = x.expand(bs, -1)
+        elif n_rows >= bs:
+            rows = x[torch.randint(0, n_rows, (bs,), generator=g)]
+        else:
+            rep = x.repeat(bs // n_rows + 1, 1)
+            rows = rep[torch.randperm(rep.shape[0], generator=g)[:bs]]
+        crop = min(t, s.crop_size)
+        starts = torch.zeros(bs, dtype=torch.long) if t <= crop else torch.randint(0, t - crop + 1, (bs,), generator=g)
+        targets = torch.stack([rows[i, int(a) : int(a) + crop] for i, a in enumerate(starts)])
+        aa = torch.tensor(self.lm.alphabet.aa_ids)
+        is_aa = torch.isin(targets, aa)
+        mask = torch.zeros_like(targets, dtype=torch.bool)
+        masked = targets.clone()
+        keep_p, repl_p = s.bert_leave_prob, s.bert_replace_prob
+        for i in range(bs):
+            cand = torch.nonzero(is_aa[i]).flatten()
+            if cand.numel() == 0:
+                continue
+            k = max(1, int(cand.numel() * s.mask_ratio))
+            chosen = cand[torch.randperm(cand.numel(), generator=g)[:k]]
+            mask[i, chosen] = True
+            u = torch.rand(k, generator=g)
+            to_mask = u < 1 - keep_p - repl_p
+            to_repl = (~to_mask) & (u < 1 - keep_p)
+            masked[i, chosen[to_mask]] = self.lm.alphabet.mask
+            n_repl = int(to_repl.sum())
+            if n_repl:
+                masked[i, chosen[to_repl]] = aa[torch.randint(0, aa.numel(), (n_repl,), generator=g)]
+        return masked, targets, mask
+
+    # ------------------------------------------------------------------ parameters
+    def _frozen(self) -> set[int]:
+        return {id(p) for p in self.lm.token_embedding.parameters()} if self.settings.freeze_embeddings else set()
+
+    def trainable_parameters(self) -> list[torch.Tensor]:
+        """Set ``requires_grad`` per the recipe and return the parameters that train (injects LoRA if asked)."""
+        s = self.settings
+        for p in self.lm.parameters():
+            p.requires_grad_(False)
+        if s.lora_rank > 0:
+            if not lora_parameters(self.lm):
+                inject_lora(self.lm, s.lora_rank, s.lora_alpha, s.lora_targets)
+            params = lora_parameters(self.lm)
+        else:
+            frozen = self._frozen()
+            params: list[torch.Tensor] = [p for p in self.lm.parameters() if id(p) not in frozen]
+        for p in params:
+            p.requires_grad_(True)
+        return params
+
+    def _optimizer(self, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+        s = self.settings
+        if s.optimizer == "sgd":
+            return torch.optim.SGD(params, lr=s.lr, momentum=s.momentum, weight_decay=s.weight_decay)
+        return torch.optim.AdamW(params, lr=s.lr, weight_decay=s.weight_decay)
+
+    def _state(self) -> dict[str, torch.Tensor]:
+        return {k: v.detach().clone() for k, v in self.lm.state_dict().items()}
+
+    # ------------------------------------------------------------------ the loop
+    def ttt(
+        self,
+        seq: str,
+        msa: Sequence[str] | None = None,
+        *,
+        log: Callable[[dict[str, Any]], None] | None = None,
+    ) -> TTTResult:
+        """Customise the model to ``seq`` (in place). ``msa``: aligned homologues of equal length whose rows
+        are sampled instead of copies (the paper's ``msa=True``; the target is prepended as row 0)."""
+        s = self.settings
+        target = check_sequence(seq, "target sequence")
+        x = self.tokenize(target)
+        if msa:
+            rows = [target]
+            for k, r in enumerate(msa):
+                r = check_sequence(r, f"MSA row {k + 1}")
+                if len(r) != len(target):
+                    raise DataError(
+                        f"MSA row {k + 1} has length {len(r)}, the target {len(target)}: rows must be aligned"
+                    )
+                rows.append(r)
+            x = torch.tensor([self.lm.alphabet.encode(r) for r in rows])
+        device = self.lm.device
+        params = self.trainable_parameters()
+        opt = self._optimizer(params)
+        opt.zero_grad(set_to_none=True)
+        result = TTTResult(trainable_params=sum(p.numel() for p in params))
+        best: tuple[float, int, dict[str, torch.Tensor]] | None = None
+        loss: torch.Tensor | None = None
+        t0 = time.perf_counter()
+        self.lm.eval()
+        total = s.steps * s.ags
+        for micro in range(total + 1):
+            masked, targets, mask = self.sample_batch(x)
+            if micro % s.ags == 0:
+                step = micro // s.ags
+                row: dict[str, Any] = {"step": step, "loss": None if loss is None else float(loss.detach())}
+                if s.score_every_step:
+                    ppl = pseudo_perplexity(masked_marginals(self.lm, target, window=s.crop_size), target, self.lm)
+                    row["perplexity"] = ppl
+                    if s.select == "best_pseudo_perplexity" and (best is None or ppl < best[0]):
+                        best = (ppl, step, self._state())
+                result.history.append(row)
+                if log is not None:
+                    log(row)
+                if s.perplexity_early_stopping > 0 and row.get("perplexity", math.inf) < s.perplexity_early_stopping:
+                    result.selected_step = step
+                    break
+            if micro == total:
+                result.selected_step = s.steps
+                break
+            self.lm.train()
+            logits = self.lm(masked.to(device))
+            loss = mlm_loss(logits, targets.to(device), mask.to(device), s.loss_kind)
+            loss.backward()
+            if (micro + 1) % s.ags == 0:
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+            self.lm.eval()
+        if best is not None:
+            self.lm.load_state_dict(best[2])
+            result.selected_step = best[1]
+        for p in self.lm.parameters():
+            p.requires_grad_(False)
+        result.seconds = time.perf_counter() - t0
+        return result
+
+    def reset(self) -> None:
+        """Restore θ₀ bit for bit: remove LoRA adapters, copy every saved tensor back, restore flags and mode."""
+        remove_lora(self.lm)
+        state = self.lm.state_dict()
+        if set(state) != set(self._initial):
+            raise RuntimeError("the model's parameters changed names since ProteinTTT wrapped it; cannot reset")
+        with torch.no_grad():
+            for k, v in state.items():
+                v.copy_(self._initial[k])
+        for n, p in self.lm.named_parameters():
+            p.requires_grad_(self._initial_grad.get(n, False))
+        self.lm.train(self._initial_training)

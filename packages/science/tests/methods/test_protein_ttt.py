@@ -1,0 +1,130 @@
+"""The ``protein-ttt`` method: config validation, claims logic, smoke CLI run, resume, light --help."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iclr26_science import cli
+from iclr26_science.methods.protein_ttt.claims import UNIFORM_PERPLEXITY, claims, report
+from iclr26_science.methods.protein_ttt.config import PRESETS, ProteinTTTConfig
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.testing import run_cli, smoke_run
+
+NAME = "protein-ttt"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("lr", 0.0, "> 0"),
+        ("ags", 0, "> 0"),
+        ("mask_ratio", 0.0, "> 0"),
+        ("model", "esm3", "one of"),
+        ("sequence_sets", ("uniprot",), "one of"),
+        ("sequence_sets", ("esm-readme", "esm-readme"), "distinct"),
+        ("potts_length", 4, ">= 8"),
+        ("esm2_heads", 3, "divisor of esm2_width"),
+        ("weak_threshold", 2.0, r"\[-1, 1\]"),
+        ("control_margin", 1.5, "<= 1"),
+    ],
+)
+def test_bad_config_names_the_field(field: str, value: object, expected: str) -> None:
+    with pytest.raises(ConfigError, match=rf"'{field}.*{expected}"):
+        dataclasses.replace(PRESETS["smoke"], **{field: value})
+
+
+def test_nothing_to_evaluate_is_rejected() -> None:
+    with pytest.raises(ConfigError, match="sequence_sets"):
+        ProteinTTTConfig(sequence_sets=(), potts_families=0)
+
+
+def _results(ppl: tuple[float, float], rho: tuple[float, float], msa: float, reset: float = 0.0) -> dict[str, Any]:
+    return {
+        "config": {"perplexity_margin": 0.0, "spearman_margin": 0.0, "control_margin": 0.1},
+        "perplexity_summary": {"mean_ppl_base": ppl[0], "mean_ppl_ttt": ppl[1], "max_reset_logit_diff": reset,
+                               "max_reset_param_diff": 0.0},
+        "fitness_summary": {"mean_rho_base_weak": rho[0], "mean_rho_ttt_weak": rho[1], "mean_rho_base": rho[0],
+                            "mean_rho_msa_ttt": msa, "weak_threshold": 0.3, "weak_families": 3},
+    }  # fmt: skip
+
+
+def _verdicts(results: dict[str, Any]) -> list[str]:
+    return [c.verdict for c in claims(results)]
+
+
+def test_claims_can_hold_and_fail() -> None:
+    assert _verdicts(_results((8.0, 4.0), (0.1, 0.2), 0.5)) == ["holds", "holds", "holds", "holds"]
+    assert _verdicts(_results((4.0, 8.0), (0.2, 0.1), 0.12, reset=1e-6)) == ["fails", "fails", "fails", "fails"]
+
+
+def test_no_claim_holds_at_chance() -> None:
+    """Uniform-guess perplexity and zero Spearman on both sides show nothing."""
+    v = _verdicts(_results((UNIFORM_PERPLEXITY, UNIFORM_PERPLEXITY + 5), (0.0, -0.1), -0.05))
+    assert v[0] == "inconclusive" and v[2] == "inconclusive" and v[3] == "inconclusive"
+    assert "holds" not in v[:1] + v[2:]
+
+
+def test_report_has_the_per_target_tables() -> None:
+    res = _results((8.0, 4.0), (0.1, 0.2), 0.5)
+    res["perplexity"] = [{"name": "vh", "source": "x", "length": 3, "ppl_base": 8.0, "ppl_ttt": 4.0,
+                          "ttt_seconds": 1.0, "reset_logit_diff": 0.0}]  # fmt: skip
+    res["fitness"] = [{"family": 0, "length": 8, "mutants": 152, "rho_base": 0.1, "rho_ttt": 0.2, "rho_msa_ttt": 0.5,
+                       "rho_profile": 0.8, "ppl_base": 30.0, "ppl_ttt": 10.0}]  # fmt: skip
+    text = report(res)
+    assert "| vh | x | 3 | 8.000 | 4.000 |" in text and "| 0 | 8 | 152 | yes | 0.100 | 0.200 | 0.500 | 0.800 |" in text
+
+
+def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
+    run, results = smoke_run(cli.METHODS[NAME], tmp_path)
+    assert len(results["perplexity"]) == 1 and len(results["fitness"]) == 2
+    assert results["perplexity_summary"]["max_reset_logit_diff"] == 0.0
+    assert results["perplexity_summary"]["min_ttt_logit_change"] > 0  # TTT moved the model before the reset
+    assert all(r["mutants"] == 19 * 10 for r in results["fitness"])
+    assert len(results["claims"]) == 4
+    assert (run.path / "figures" / "spearman.png").is_file()
+
+
+def test_resume_skips_finished_targets(tmp_path: Path) -> None:
+    from iclr26_shared.runner import CommonFlags, execute
+
+    spec = cli.METHODS[NAME]
+    cfg = dataclasses.replace(spec.preset("smoke"), control=False)
+    flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True)
+    run, first, _ = execute(spec, cfg, flags)
+    (run.path / "results.json").unlink()
+    run.checkpoints()[-1][1].unlink()  # killed before the last family was checkpointed
+    run2, second, _ = execute(spec, cfg, dataclasses.replace(flags, resume=True))
+    assert run2.path == run.path
+    strip = [{k: v for k, v in r.items() if k != "ttt_seconds"} for r in first["perplexity"]]
+    assert [{k: v for k, v in r.items() if k != "ttt_seconds"} for r in second["perplexity"]] == strip
+    assert second["fitness"] == first["fitness"]  # the re-run family reproduces exactly
+
+
+def test_cli_rejects_a_bad_flag_with_exit_code_2(tmp_path: Path) -> None:
+    res = run_cli(cli.main, [NAME, "--preset", "smoke", "--potts-length", "3", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and "potts_length" in res.err and "Traceback" not in res.err
+
+
+def test_missing_esm2_weights_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
+    monkeypatch.setattr(torch.hub, "get_dir", lambda: str(tmp_path))
+    res = run_cli(cli.main, [NAME, "--preset", "smoke", "--model", "esm2_t6_8M_UR50D", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and "esm2_t6_8M_UR50D.pt not found" in res.err and "Traceback" not in res.err
+
+
+def test_help_imports_no_torch() -> None:
+    code = (
+        "import sys, iclr26_science, iclr26_science.cli as c\n"
+        f"try:\n    c.main(['{NAME}', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules, 'esm' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "False False False"
