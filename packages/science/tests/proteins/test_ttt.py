@@ -170,3 +170,13 @@ def test_bad_target_is_a_data_error(tiny_lm: MaskedLM) -> None:
         ttt.ttt("MKJV")
     with pytest.raises(DataError, match="empty"):
         ttt.ttt("")
+
+
+def test_perplexity_early_stopping_stops_at_the_first_step_below_the_threshold(tiny_lm: MaskedLM) -> None:
+    ttt = ProteinTTT(tiny_lm, TTTSettings(lr=0.05, ags=1, steps=5, score_every_step=True))
+    first = ttt.ttt(SEQ).history[0]["perplexity"]
+    ttt.reset()
+    stop = ProteinTTT(tiny_lm, TTTSettings(lr=0.05, ags=1, steps=5, score_every_step=True,
+                                           perplexity_early_stopping=first * 2))  # fmt: skip
+    res = stop.ttt(SEQ)
+    assert len(res.history) == 1 and res.selected_step == 0
