@@ -30,6 +30,17 @@ def _one(lm: MaskedLM, seq: str, settings: TTTSettings) -> None:
     ttt.reset()
 
 
+def _per_length(lm: MaskedLM, seq: str, steps: int, ags: int, quick: bool) -> dict[str, Any]:
+    full = TTTSettings(steps=steps, ags=ags, batch_size=2)
+    lora = TTTSettings(steps=steps, ags=ags, batch_size=2, lora_rank=8)
+    res = compare(lambda: _one(lm, seq, lora), lambda: _one(lm, seq, full), repeats=2 if quick else 1)
+    res["seconds_per_protein_full"] = res["baseline"]["median_s"]
+    res["seconds_per_protein_lora"] = res["fast"]["median_s"]
+    res["peak_memory_full"] = peak_memory(lambda: _one(lm, seq, full)).to_dict()
+    res["peak_memory_lora"] = peak_memory(lambda: _one(lm, seq, lora)).to_dict()
+    return res
+
+
 def run(quick: bool) -> dict[str, Any]:
     lm = esm2_from_config(2, 32, 2) if quick else load_antiberty()
     lengths = (16, 32) if quick else (64, 128, 256, 510)
@@ -37,15 +48,7 @@ def run(quick: bool) -> dict[str, Any]:
     steps, ags = (2, 2) if quick else (30, 16)
     out: dict[str, Any] = {"model": lm.name, "steps": steps, "ags": ags, "batch_size": 2, "per_length": {}}
     for length in lengths:
-        seq = _protein(length)
-        full = TTTSettings(steps=steps, ags=ags, batch_size=2)
-        lora = TTTSettings(steps=steps, ags=ags, batch_size=2, lora_rank=8)
-        res = compare(lambda: _one(lm, seq, lora), lambda: _one(lm, seq, full), repeats=1 if not quick else 2)
-        res["seconds_per_protein_full"] = res["baseline"]["median_s"]
-        res["seconds_per_protein_lora"] = res["fast"]["median_s"]
-        res["peak_memory_full"] = peak_memory(lambda: _one(lm, seq, full)).to_dict()
-        res["peak_memory_lora"] = peak_memory(lambda: _one(lm, seq, lora)).to_dict()
-        out["per_length"][str(length)] = res
+        out["per_length"][str(length)] = _per_length(lm, _protein(length), steps, ags, quick)
     return out
 
 
