@@ -1,11 +1,13 @@
 """iclr26 theory-metrics: neural-collapse metrics NC0–NC4 and the optimizer study (Zhao et al., ICLR 2026), and
-the dynamical-richness metric D_LR (Nam et al., ICLR 2026).
+the dynamical-richness metric D_LR (Nam et al., ICLR 2026), and HSIC with the split-half dependence of subsets
+for unlearning evaluation (Zhang et al., ICLR 2026).
 
 Public API (imported lazily so that ``iclr26 list`` stays fast)::
 
     from iclr26_theory_metrics import neural_collapse_metrics
     metrics = neural_collapse_metrics(features, labels, weights)   # [N, p], [N], [K, p] -> dict of floats
     d_lr = richness(features, outputs)                              # [n, p], [n, C] -> float in [0, 1]
+    h = hsic(x, y)                                                  # [n, p], [n, q] -> 0-dim float64 tensor
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import importlib
 from typing import Any
 
 __all__ = [
+    "HSICInputError",
     "METRIC_KEYS",
     "MLP",
     "SGDW",
@@ -31,6 +34,10 @@ __all__ = [
     "UFMTrace",
     "VGG9",
     "build_model",
+    "classify_subset",
+    "hsic",
+    "hsic_permutation_null",
+    "hsic_test",
     "kernel_distance",
     "make_optimizer",
     "measure_model",
@@ -41,6 +48,7 @@ __all__ = [
     "richness",
     "richness_spectrum",
     "simulate_ufm",
+    "split_half_dependence",
 ]
 
 _WHERE = {
@@ -67,6 +75,10 @@ _WHERE = {
             "richness_spectrum",
         ],
         "iclr26_theory_metrics.ops.richness",
+    ),
+    **dict.fromkeys(
+        ["HSICInputError", "classify_subset", "hsic", "hsic_permutation_null", "hsic_test", "split_half_dependence"],
+        "iclr26_theory_metrics.ops.hsic",
     ),
     **dict.fromkeys(
         ["SGDW", "InterpolatedAdamW", "Signum", "SignumW", "make_optimizer"], "iclr26_theory_metrics.optim"

@@ -1,0 +1,169 @@
+"""Config and presets of ``hsic-unlearning`` (split-half HSIC unlearning evaluation of Zhang et al., ICLR 2026).
+
+Light module: no torch import (``iclr26 list`` imports every domain's CLI).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import annotated_types as at
+
+from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
+from iclr26_shared.errors import ConfigError
+
+__all__ = ["PRESETS", "UNLEARNING_METHODS", "HsicUnlearningConfig", "UnlearningMethod"]
+
+#: A fraction strictly inside (0, 1).
+OpenFraction = Annotated[float, at.Interval(gt=0, lt=1)]
+#: The unlearning methods applied to the original model (retraining from scratch is always run: it is the gold
+#: standard and the model of the discrimination experiment).
+UnlearningMethod = Literal["finetune", "grad-ascent", "random-labels", "l1-sparse", "salun", "scrub", "mia-fool"]
+UNLEARNING_METHODS: tuple[UnlearningMethod, ...] = (
+    "finetune",
+    "grad-ascent",
+    "random-labels",
+    "l1-sparse",
+    "salun",
+    "scrub",
+    "mia-fool",
+)
+#: Subsets need two halves of at least 4 samples each (the unbiased HSIC's minimum).
+SubsetSize = Annotated[int, at.Ge(8)]
+
+
+@dataclass(frozen=True)
+class HsicUnlearningConfig:
+    """Train a classifier, unlearn a forget set with several methods, and evaluate each by split-half HSIC."""
+
+    dataset: Literal["digits", "mnist-5k", "fashion-mnist", "cifar10"] = "fashion-mnist"
+    """Image set: digits / mnist-5k ship offline; fashion-mnist reads the Debian package dataset-fashion-mnist (or
+    $ICLR26_DATA/fashion-mnist); cifar10 needs a local copy."""
+    n_train: NonNegInt = 10000
+    """Class-stratified training subset size (0 = the whole training split)."""
+    n_test: NonNegInt = 2000
+    """Test subset size (0 = the whole test split); half is the out-of-training reference pool, half the pool of
+    unseen target subsets and MIA non-members."""
+    model: Literal["mlp", "vgg9", "resnet9"] = "mlp"
+    """Classifier (the paper: ResNet-18); its penultimate features are the representation h."""
+    width: PosInt = 64
+    """Base width w (MLP: two hidden layers of 8w units; VGG9/ResNet9: p = 8w)."""
+    epochs: PosInt = 60
+    """Training epochs of the original and the retrained model (SGD, momentum 0.9, cosine schedule)."""
+    batch_size: PosInt = 128
+    """Minibatch size of every training loop."""
+    lr: PosFloat = 0.05
+    """Learning rate of the original and the retrained model."""
+    weight_decay: NonNegFloat = 0.0
+    """Weight decay of the original and the retrained model."""
+    forget: Literal["random", "class"] = "random"
+    """Forget set: a random share of the training set (the paper's forget ratio R) or one whole class."""
+    forget_ratio: OpenFraction = 0.1
+    """R: the forget set's share of the training set (``forget="random"``; the paper: 5, 10, 20 %)."""
+    forget_class: NonNegInt = 0
+    """The class to forget (``forget="class"``)."""
+    unlearning: tuple[UnlearningMethod, ...] = UNLEARNING_METHODS
+    """Unlearning methods applied to the original model (retraining always runs)."""
+    unlearn_epochs: PosInt = 5
+    """Epochs of the fine-tuning-style unlearning methods (fine-tune, random labels, ℓ1-sparse, SalUn, SCRUB)."""
+    unlearn_lr: PosFloat = 0.01
+    """Learning rate of the fine-tuning-style unlearning methods."""
+    ga_lr: PosFloat = 1e-4
+    """Learning rate of gradient ascent on the forget set (``unlearn_epochs`` epochs)."""
+    l1_gamma: NonNegFloat = 5e-4
+    """ℓ1-sparse: the initial weight γ of ‖θ‖₁, decayed linearly to 0 (Jia et al., 2023)."""
+    salun_ratio: UnitFloat = 0.5
+    """SalUn: the share of weights updated (largest |∇ forget loss|; Fan et al., 2024)."""
+    scrub_alpha: NonNegFloat = 1.0
+    """SCRUB: weight of the KL(teacher ‖ student) term on the retain set (Kurmanji et al., 2023)."""
+    scrub_max_epochs: PosInt = 2
+    """SCRUB: epochs with a max-step (KL ascent on the forget set) before the remaining min-steps."""
+    scrub_temperature: PosFloat = 4.0
+    """SCRUB: distillation temperature."""
+    mia_fool_steps: PosInt = 300
+    """MIA-fool: full-batch steps of the head-only loss-quantile matching (features frozen)."""
+    mia_fool_lr: PosFloat = 0.05
+    """MIA-fool: learning rate (Adam) of the head-only matching."""
+    subset_size: SubsetSize = 400
+    """|S| of the target and reference subsets for OTR (the paper: 400, 1000, 2000)."""
+    f1_subset_sizes: tuple[SubsetSize, ...] = (100, 200, 400)
+    """|S| of the in-/out-of-training discrimination experiment (F1 vs subset size)."""
+    n_targets: PosInt = 20
+    """Target subsets per model for OTR, and per side (in / out of training) for F1."""
+    n_shuffles: PosInt = 200
+    """Random shuffles of S₂ per split-half dependence distribution (the paper: 200)."""
+    reference_subsets: PosInt = 1
+    """Reference subsets pooled into each of H(S_IT) and H(S_OOT) (the paper: one; more lower the reference
+    noise)."""
+    layer: Literal["features", "logits"] = "features"
+    """Representation h: the penultimate features (the paper: deeper layers work better) or the logits."""
+    kernel: Literal["rbf", "linear"] = "rbf"
+    """HSIC kernel (the paper: Gaussian RBF)."""
+    sigma: Literal["sqrt-dim", "median"] = "sqrt-dim"
+    """RBF bandwidth: √dim (the paper's robust default) or the median heuristic."""
+    decision: Literal["jsd", "mann-whitney"] = "jsd"
+    """Decision rule: JSD to the two references (the paper) or the Mann–Whitney U p-values."""
+    jsd_bins: Annotated[int, at.Ge(2)] = 30
+    """Histogram bins of the JSD (shared by the three distributions, over their pooled range)."""
+    resplit: bool = False
+    """Draw a fresh random split of S for every shuffle (the paper shuffles S₂ of one split)."""
+    control_dim: PosInt = 32
+    """Controlled check: dimension of the planted features."""
+    control_noise: Annotated[float, at.Interval(gt=0, lt=1)] = 0.25
+    """Controlled check: noise std of the planted in-training features (class code + noise; the unseen ones get
+    std 1), i.e. training features collapsed towards their class code."""
+    eval_batch_size: PosInt = 1000
+    """Batch size of the feature passes."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if len(set(self.unlearning)) != len(self.unlearning):
+            raise ConfigError("unlearning", self.unlearning, "each method at most once")
+        if len(set(self.f1_subset_sizes)) != len(self.f1_subset_sizes) or not self.f1_subset_sizes:
+            raise ConfigError("f1_subset_sizes", self.f1_subset_sizes, "one or more distinct sizes")
+        if list(self.f1_subset_sizes) != sorted(self.f1_subset_sizes):
+            raise ConfigError("f1_subset_sizes", self.f1_subset_sizes, "sizes in increasing order")
+        if self.model == "mlp" and self.dataset == "cifar10" and self.width < 2:
+            raise ConfigError("width", self.width, "at least 2 for cifar10")
+
+    @property
+    def max_subset_size(self) -> int:
+        """The largest subset any experiment draws."""
+        return max(self.subset_size, *self.f1_subset_sizes)
+
+
+PRESETS: dict[str, HsicUnlearningConfig] = {
+    # seconds: 600 digits, a small MLP for 5 epochs, subsets of 16-32, 40 shuffles
+    "smoke": HsicUnlearningConfig(
+        dataset="digits",
+        n_train=600,
+        n_test=300,
+        width=8,
+        epochs=5,
+        forget_ratio=0.1,
+        unlearn_epochs=1,
+        mia_fool_steps=20,
+        scrub_max_epochs=1,
+        subset_size=32,
+        f1_subset_sizes=(16, 32),
+        n_targets=3,
+        n_shuffles=40,
+        jsd_bins=10,
+    ),
+    # about 5 minutes of CPU: Fashion-MNIST (10,000 training / 2,000 test images), MLP p = 512 trained to 100 %
+    # train accuracy, forget ratio 10 % (1,000 images), |S| = 400, 20 targets per model
+    "quick": HsicUnlearningConfig(),
+    # the paper's scale on this data: the whole Fashion-MNIST (60,000 / 10,000), forget 10 % (6,000), a VGG9,
+    # subsets up to 2,000 (GPU advised)
+    "full": HsicUnlearningConfig(
+        n_train=0,
+        n_test=0,
+        model="vgg9",
+        width=16,
+        epochs=60,
+        subset_size=1000,
+        f1_subset_sizes=(400, 1000, 2000),
+        n_targets=50,
+    ),
+}

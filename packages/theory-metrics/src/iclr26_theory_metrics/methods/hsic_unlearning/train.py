@@ -1,0 +1,391 @@
+"""``hsic-unlearning`` run (Zhang et al., ICLR 2026): train, unlearn, and evaluate by split-half dependence.
+
+1. Data: ``cfg.dataset`` (class-stratified subsets), a forget set D_f (a random share R of the training set or one
+   class), D_r = the rest; the test split is halved into the out-of-training *reference pool* (S_OOT, and the MIA's
+   calibration non-members) and the *unseen target pool* (unseen target subsets, the MIA's evaluation
+   non-members).
+2. The original model on D_r ∪ D_f and the retrained model (gold standard) on D_r, from the same initialisation,
+   one ``metrics.jsonl`` row per epoch; both are checkpointed, so ``--resume`` skips them. Trained through
+   :mod:`iclr26_shared.distributed` (runs under torchrun unchanged).
+3. Each unlearning method of ``cfg.unlearning`` applied to a copy of the original model.
+4. Every model is evaluated (one row each, ``phase="eval"``): accuracies on D_r, D_f and the test split, the
+   loss-threshold membership-inference attack (threshold calibrated on D_r members vs reference non-members;
+   balanced accuracy on D_f vs unseen targets, chance 0.5) and the OTR: the share of ``n_targets`` random target
+   subsets S_tar ⊆ D_f of size |S| that the split-half protocol declares out of training against S_IT ⊂ D_r and
+   S_OOT ⊂ reference pool.
+5. Discrimination (the paper's F1 experiment): on the retrained model, ``n_targets`` subsets of D_r (in training)
+   and of D_f (never seen) per size in ``f1_subset_sizes``; F1 of "in training" for the split-half protocol and
+   for the MMD baseline (closer reference by unbiased MMD², the paper's distribution-distance comparison). On the
+   MIA-fool model (and the original), D_f subsets (in training) against unseen test subsets at |S|: the setting
+   where the per-sample MIA is at chance.
+6. A controlled check where the effect is large by construction: planted features, in-training = class code +
+   noise of std ``control_noise``, unseen = class code + noise of std 1 (training features collapsed towards their
+   class code); F1 of the same protocol and of MMD.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from iclr26_shared.errors import UsageError
+from iclr26_shared.images import load_image_tensors
+from iclr26_shared.plotting import plot_bars, plot_curves
+from iclr26_shared.runs import RunDir
+from iclr26_theory_metrics.methods.hsic_unlearning.config import HsicUnlearningConfig
+from iclr26_theory_metrics.methods.hsic_unlearning.model import (
+    build_classifier,
+    per_sample_loss,
+    train_classifier,
+    unlearn,
+)
+from iclr26_theory_metrics.nn.models import FeatureClassifier
+from iclr26_theory_metrics.ops.hsic import classify_subset, f1_score, mmd2_unbiased, split_half_dependence
+
+__all__ = ["Protocol", "control_study", "discrimination", "loss_attack", "run"]
+
+Data = tuple[torch.Tensor, torch.Tensor]
+
+
+class Protocol:
+    """The split-half decision protocol with the config's settings and one seeded generator."""
+
+    def __init__(self, cfg: HsicUnlearningConfig, gen: torch.Generator) -> None:
+        self.cfg, self.gen = cfg, gen
+
+    def dependence(self, feats: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """H(S, h) over ``n_shuffles`` shuffles ``[B]`` for the subset ``idx`` of the feature rows ``feats``."""
+        c = self.cfg
+        return split_half_dependence(
+            feats, idx, c.n_shuffles, kernel=c.kernel, sigma=c.sigma, resplit=c.resplit, generator=self.gen
+        )
+
+    def references(
+        self,
+        it_feats: torch.Tensor,
+        it_idx: Sequence[torch.Tensor],
+        oot_feats: torch.Tensor,
+        oot_idx: Sequence[torch.Tensor],
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """H(S_IT) and H(S_OOT), each pooled over the reference subsets."""
+        return (
+            torch.cat([self.dependence(it_feats, i) for i in it_idx]),
+            torch.cat([self.dependence(oot_feats, i) for i in oot_idx]),
+        )
+
+    def is_out_of_training(
+        self, target: torch.Tensor, refs: tuple[torch.Tensor, torch.Tensor]
+    ) -> tuple[bool, float, float]:
+        """``(out of training?, JSD to IT, JSD to OOT)`` of one target distribution."""
+        d = classify_subset(target, refs[0], refs[1], bins=self.cfg.jsd_bins, rule=self.cfg.decision)
+        return d.out_of_training, d.jsd_it, d.jsd_oot
+
+
+def _subsets(pool: int, size: int, count: int, gen: torch.Generator) -> list[torch.Tensor]:
+    """``count`` random subsets (without replacement within a subset) of ``range(pool)``."""
+    return [torch.randperm(pool, generator=gen)[:size] for _ in range(count)]
+
+
+def _disjoint(pool: int, size: int, count: int, gen: torch.Generator) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """``count`` disjoint subsets of ``range(pool)`` and the remaining indices."""
+    perm = torch.randperm(pool, generator=gen)
+    return [perm[i * size : (i + 1) * size] for i in range(count)], perm[count * size :]
+
+
+def discrimination(
+    proto: Protocol,
+    size: int,
+    *,
+    it_pool: torch.Tensor,
+    oot_pool: torch.Tensor,
+    it_ref_pool: torch.Tensor,
+    oot_ref_pool: torch.Tensor,
+) -> dict[str, Any]:
+    """F1 of "in training" over ``n_targets`` target subsets of ``it_pool`` (positives) and of ``oot_pool``
+    (negatives), each ``[n, p]`` features, against references drawn from ``it_ref_pool`` and ``oot_ref_pool``;
+    for the split-half protocol and the MMD² baseline (nearest reference)."""
+    cfg, gen = proto.cfg, proto.gen
+    it_ref, _ = _disjoint(it_ref_pool.shape[0], size, cfg.reference_subsets, gen)
+    oot_ref, _ = _disjoint(oot_ref_pool.shape[0], size, cfg.reference_subsets, gen)
+    refs = proto.references(it_ref_pool, it_ref, oot_ref_pool, oot_ref)
+    it_ref_feats = it_ref_pool[torch.cat(it_ref)]
+    oot_ref_feats = oot_ref_pool[torch.cat(oot_ref)]
+    sde_pred, mmd_pred, actual, jsd_gap = [], [], [], []
+    for pool, positive in ((it_pool, True), (oot_pool, False)):
+        for idx in _subsets(pool.shape[0], size, cfg.n_targets, gen):
+            oot, j_it, j_oot = proto.is_out_of_training(proto.dependence(pool, idx), refs)
+            sde_pred.append(not oot)
+            jsd_gap.append(j_oot - j_it)
+            t = pool[idx]
+            mmd_pred.append(
+                mmd2_unbiased(t, it_ref_feats, cfg.kernel, cfg.sigma)
+                < mmd2_unbiased(t, oot_ref_feats, cfg.kernel, cfg.sigma)
+            )
+            actual.append(positive)
+    acc = sum(p == a for p, a in zip(sde_pred, actual, strict=True)) / len(actual)
+    return {
+        "size": size,
+        "f1": f1_score(sde_pred, actual),
+        "accuracy": acc,
+        "f1_mmd": f1_score(mmd_pred, actual),
+        "mean_jsd_gap_in": sum(g for g, a in zip(jsd_gap, actual, strict=True) if a) / cfg.n_targets,
+        "mean_jsd_gap_out": sum(g for g, a in zip(jsd_gap, actual, strict=True) if not a) / cfg.n_targets,
+    }
+
+
+def loss_attack(
+    member_cal: torch.Tensor, nonmember_cal: torch.Tensor, member_eval: torch.Tensor, nonmember_eval: torch.Tensor
+) -> dict[str, float]:
+    """The classic loss-threshold membership-inference attack: "member iff loss ≤ t", with t maximising the
+    balanced accuracy on the calibration sets; returns its balanced accuracy on the evaluation sets (chance 0.5)
+    and the share of ``member_eval`` it calls members."""
+    cand = torch.cat([member_cal, nonmember_cal]).double().sort().values
+    m, nm = member_cal.double().sort().values, nonmember_cal.double().sort().values
+    tpr = torch.searchsorted(m, cand, right=True).double() / m.numel()
+    tnr = 1.0 - torch.searchsorted(nm, cand, right=True).double() / nm.numel()
+    t = cand[int(((tpr + tnr) / 2).argmax())]
+    tpr_e = float((member_eval.double() <= t).double().mean())
+    tnr_e = float((nonmember_eval.double() > t).double().mean())
+    return {"mia_acc": (tpr_e + tnr_e) / 2, "mia_member_rate": tpr_e, "mia_threshold": float(t)}
+
+
+@torch.no_grad()
+def _features(model: FeatureClassifier, x: torch.Tensor, cfg: HsicUnlearningConfig) -> torch.Tensor:
+    model.eval()
+    out = []
+    for s in range(0, x.shape[0], cfg.eval_batch_size):
+        xb = x[s : s + cfg.eval_batch_size]
+        out.append(model(xb) if cfg.layer == "logits" else model.features(xb))
+    return torch.cat(out).double()
+
+
+@torch.no_grad()
+def _accuracy(model: FeatureClassifier, data: Data, batch_size: int) -> float:
+    model.eval()
+    x, y = data
+    correct = sum(
+        int((model(x[s : s + batch_size]).argmax(1) == y[s : s + batch_size]).sum())
+        for s in range(0, x.shape[0], batch_size)
+    )
+    return correct / max(x.shape[0], 1)
+
+
+def control_study(cfg: HsicUnlearningConfig, seed: int) -> dict[str, Any]:
+    """The controlled check: planted in-training features (class code + noise ``control_noise``) vs unseen ones
+    (class code + noise 1), 10 balanced classes, dimension ``control_dim``; F1 of the protocol and of MMD at the
+    smallest size of ``f1_subset_sizes``."""
+    gen = torch.Generator().manual_seed(seed + 7)
+    size, classes, d = cfg.f1_subset_sizes[0], 10, cfg.control_dim
+    n = (cfg.reference_subsets + 2) * size
+    code = torch.randn(classes, d, generator=gen, dtype=torch.float64)
+
+    def planted(noise: float) -> torch.Tensor:
+        y = torch.arange(n) % classes
+        return code[y] + noise * torch.randn(n, d, generator=gen, dtype=torch.float64)
+
+    proto = Protocol(cfg, gen)
+    res = discrimination(
+        proto,
+        size,
+        it_pool=planted(cfg.control_noise),
+        oot_pool=planted(1.0),
+        it_ref_pool=planted(cfg.control_noise),
+        oot_ref_pool=planted(1.0),
+    )
+    return {**res, "noise_in": cfg.control_noise, "noise_out": 1.0, "dim": d, "chance": 0.5}
+
+
+def _check_sizes(cfg: HsicUnlearningConfig, n_forget: int, n_retain: int, n_ref: int, n_unseen: int) -> None:
+    """Data-dependent bounds, as one-line usage errors naming the field."""
+    big = cfg.max_subset_size
+    if n_forget < big:
+        raise UsageError(
+            f"subset_size / f1_subset_sizes: the largest subset ({big}) exceeds the forget set ({n_forget} images); "
+            "lower them or raise n_train / forget_ratio"
+        )
+    if n_ref < cfg.reference_subsets * big:
+        raise UsageError(
+            f"reference_subsets: {cfg.reference_subsets} references of {big} need {cfg.reference_subsets * big} "
+            f"test images in the reference half, have {n_ref} (raise n_test)"
+        )
+    if n_unseen < big:
+        raise UsageError(
+            f"n_test: the unseen half of the test split ({n_unseen}) is smaller than the largest subset ({big})"
+        )
+    if n_retain < 2 * (cfg.reference_subsets + 1) * big:
+        raise UsageError(f"n_train: the retain set ({n_retain}) is too small for references and targets of {big}")
+
+
+def _split(
+    cfg: HsicUnlearningConfig, y: torch.Tensor, num_classes: int, gen: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(forget indices, retain indices) of the training set."""
+    n = y.shape[0]
+    if cfg.forget == "class":
+        if cfg.forget_class >= num_classes:
+            raise UsageError(f"forget_class: {cfg.forget_class} is not a class of {cfg.dataset} (0..{num_classes - 1})")
+        mask = y.cpu() == cfg.forget_class
+        return torch.nonzero(mask).flatten(), torch.nonzero(~mask).flatten()
+    perm = torch.randperm(n, generator=gen)
+    k = max(1, round(cfg.forget_ratio * n))
+    return perm[:k].sort().values, perm[k:].sort().values
+
+
+def run(cfg: HsicUnlearningConfig, run_dir: RunDir) -> dict[str, Any]:
+    """The method's ``run`` (see the module docstring); returns the results dict written to results.json."""
+    t0 = time.perf_counter()
+    dist, device, seed = run_dir.dist, run_dir.device, run_dir.seed
+    data = load_image_tensors(cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=seed, scale="standardize")
+    k = data.num_classes
+    gen = torch.Generator().manual_seed(seed + 1)
+    forget_idx, retain_idx = _split(cfg, data.y_train, k, gen)
+    test_perm = torch.randperm(data.x_test.shape[0], generator=gen)
+    half = data.x_test.shape[0] // 2
+    ref_idx, unseen_idx = test_perm[:half], test_perm[half:]
+    _check_sizes(cfg, forget_idx.numel(), retain_idx.numel(), ref_idx.numel(), unseen_idx.numel())
+    x, y = data.x_train.to(device), data.y_train.to(device)
+    retain: Data = (x[retain_idx.to(device)], y[retain_idx.to(device)])
+    forget: Data = (x[forget_idx.to(device)], y[forget_idx.to(device)])
+    xt, yt = data.x_test.to(device), data.y_test.to(device)
+    test_ref: Data = (xt[ref_idx.to(device)], yt[ref_idx.to(device)])
+    unseen: Data = (xt[unseen_idx.to(device)], yt[unseen_idx.to(device)])
+
+    # --- 2. the original and the retrained model (checkpointed) ---
+    models: dict[str, FeatureClassifier] = {}
+    ckpt = run_dir.load_checkpoint()
+    state = dict(ckpt[1]) if ckpt is not None else {}
+    for j, (name, train_set) in enumerate((("original", (x, y)), ("retrain", retain))):
+        torch.manual_seed(seed)  # the same initialisation for both
+        model = build_classifier(cfg, data.image_shape, k).to(device)
+        if name in state:
+            model.load_state_dict(state[name])
+        else:
+            step0 = j * cfg.epochs
+
+            def log(epoch: int, loss: float, step0: int = step0, name: str = name) -> None:
+                run_dir.log(step0 + epoch, phase=f"train {name}", epoch=epoch, **dist.mean({"loss": loss}))
+
+            train_classifier(
+                model, train_set, epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size,
+                weight_decay=cfg.weight_decay, gen=torch.Generator().manual_seed(seed + 2 + j), dist=dist, on_epoch=log,
+            )  # fmt: skip
+            state[name] = {key: v.detach().cpu() for key, v in model.state_dict().items()}
+            run_dir.save_checkpoint((j + 1) * cfg.epochs, state)
+        models[name] = model.eval()
+
+    # --- 3. unlearning ---
+    unseen_ref_losses = per_sample_loss(models["original"], test_ref, cfg.eval_batch_size)
+    for i, method in enumerate(cfg.unlearning):
+        models[method] = unlearn(
+            method, models["original"], retain, forget, cfg, gen=torch.Generator().manual_seed(seed + 10 + i),
+            num_classes=k, dist=dist, unseen_losses=unseen_ref_losses,
+        )  # fmt: skip
+
+    # --- 4. evaluation of every model ---
+    proto = Protocol(cfg, torch.Generator().manual_seed(seed + 3))
+    it_refs, retain_rest = _disjoint(retain_idx.numel(), cfg.subset_size, cfg.reference_subsets, proto.gen)
+    oot_refs, _ = _disjoint(ref_idx.numel(), cfg.subset_size, cfg.reference_subsets, proto.gen)
+    targets = _subsets(forget_idx.numel(), cfg.subset_size, cfg.n_targets, proto.gen)
+    evals: dict[str, dict[str, Any]] = {}
+    feats: dict[str, dict[str, torch.Tensor]] = {}
+    step = 2 * cfg.epochs
+    for name, model in models.items():
+        f = {
+            key: _features(model, d[0], cfg)
+            for key, d in (("retain", retain), ("forget", forget), ("ref", test_ref), ("unseen", unseen))
+        }
+        feats[name] = f
+        refs = proto.references(f["retain"], it_refs, f["ref"], oot_refs)
+        decisions = [proto.is_out_of_training(proto.dependence(f["forget"], t), refs) for t in targets]
+        losses = {
+            key: per_sample_loss(model, d, cfg.eval_batch_size)
+            for key, d in (("retain", retain), ("forget", forget), ("ref", test_ref), ("unseen", unseen))
+        }
+        row = {
+            "acc_retain": _accuracy(model, retain, cfg.eval_batch_size),
+            "acc_forget": _accuracy(model, forget, cfg.eval_batch_size),
+            "acc_test": _accuracy(model, (xt, yt), cfg.eval_batch_size),
+            **loss_attack(losses["retain"], losses["ref"], losses["forget"], losses["unseen"]),
+            "otr": sum(d[0] for d in decisions) / len(decisions),
+            "mean_jsd_it": sum(d[1] for d in decisions) / len(decisions),
+            "mean_jsd_oot": sum(d[2] for d in decisions) / len(decisions),
+            "mean_h_forget": float(torch.stack([proto.dependence(f["forget"], t).mean() for t in targets[:3]]).mean()),
+            "mean_h_it_ref": float(refs[0].mean()),
+            "mean_h_oot_ref": float(refs[1].mean()),
+        }
+        step += 1
+        run_dir.log(step, phase="eval", model=name, **row)
+        evals[name] = row
+
+    # --- 5. discrimination ---
+    # the retain images outside the OTR references, halved: reference pool / in-training target pool
+    it_ref_part, it_target_part = retain_rest[: retain_rest.numel() // 2], retain_rest[retain_rest.numel() // 2 :]
+    rf = feats["retrain"]
+    f1_retrain = []
+    for size in cfg.f1_subset_sizes:
+        res = discrimination(
+            proto, size, it_pool=rf["retain"][it_target_part], oot_pool=rf["forget"],
+            it_ref_pool=rf["retain"][it_ref_part], oot_ref_pool=rf["ref"],
+        )  # fmt: skip
+        f1_retrain.append(res)
+        step += 1
+        run_dir.log(step, phase="discrimination retrain", **res)
+    at_chance_mia: dict[str, Any] = {}
+    for name in ("original", "mia-fool"):
+        if name in feats:
+            f = feats[name]
+            res = discrimination(
+                proto, cfg.subset_size, it_pool=f["forget"], oot_pool=f["unseen"],
+                it_ref_pool=f["retain"][it_ref_part], oot_ref_pool=f["ref"],
+            )  # fmt: skip
+            at_chance_mia[name] = {**res, "mia_acc": evals[name]["mia_acc"]}
+            step += 1
+            run_dir.log(step, phase=f"discrimination {name}", **res)
+
+    control = control_study(cfg, seed)
+    if dist.is_main:
+        sizes = [float(r["size"]) for r in f1_retrain]
+        plot_curves(
+            run_dir.figure_path("f1_vs_subset_size"),
+            {
+                "split-half HSIC": (sizes, [r["f1"] for r in f1_retrain]),
+                "MMD": (sizes, [r["f1_mmd"] for r in f1_retrain]),
+                "chance": (sizes, [0.5] * len(sizes)),
+            },
+            xlabel="|S|",
+            ylabel="F1 (in training)",
+            title=f"retrained model, {data.name}: in- vs out-of-training subsets",
+        )
+        plot_bars(
+            run_dir.figure_path("otr"),
+            {n: e["otr"] for n, e in evals.items()},
+            ylabel="OTR",
+            title="out-of-training rate of forget subsets",
+        )
+        plot_bars(
+            run_dir.figure_path("mia"),
+            {n: e["mia_acc"] for n, e in evals.items()},
+            ylabel="MIA balanced accuracy",
+            title="loss attack on forget vs unseen",
+        )
+    return {
+        "dataset": data.name,
+        "model": cfg.model,
+        "n_train": int(x.shape[0]),
+        "n_forget": int(forget_idx.numel()),
+        "n_retain": int(retain_idx.numel()),
+        "n_test": int(xt.shape[0]),
+        "forget": cfg.forget,
+        "subset_size": cfg.subset_size,
+        "n_targets": cfg.n_targets,
+        "chance_f1": 0.5,
+        "chance_mia": 0.5,
+        "seconds": time.perf_counter() - t0,
+        "models": evals,
+        "f1_retrain": f1_retrain,
+        "mia_at_chance": at_chance_mia,
+        "control": control,
+    }

@@ -1,0 +1,181 @@
+"""HSIC, its permutation test and the split-half protocol: the invariants the paper relies on, the naive twins,
+an independent implementation (hyppo), the block estimator's expectation, calibration under the null, bad inputs."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from iclr26_theory_metrics.nn.models import MLP
+from iclr26_theory_metrics.ops.hsic import (
+    HSICInputError,
+    classify_subset,
+    f1_score,
+    gram,
+    hsic,
+    hsic_from_grams,
+    hsic_permutation_null,
+    hsic_test,
+    mmd2_unbiased,
+    naive_hsic,
+    naive_hsic_permutation_null,
+    split_half_dependence,
+)
+
+
+def _dependent(n: int, seed: int = 0, noise: float = 0.3) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(n, 2, generator=g, dtype=torch.float64)
+    x = torch.cat([z, torch.randn(n, 1, generator=g, dtype=torch.float64)], 1)
+    y = torch.tanh(z) + noise * torch.randn(n, 2, generator=g, dtype=torch.float64)
+    return x, y
+
+
+def _independent(n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, 3, generator=g, dtype=torch.float64), torch.randn(n, 2, generator=g, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("estimator", ["biased", "unbiased"])
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_matches_naive_twin_values_and_gradients(estimator: str, kernel: str) -> None:
+    x, y = _dependent(12)
+    xa, xb = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    fast = hsic(xa, y, kernel, None, estimator)  # type: ignore[arg-type]
+    slow = naive_hsic(xb, y, kernel, None, estimator)  # type: ignore[arg-type]
+    torch.testing.assert_close(fast, slow, rtol=1e-10, atol=1e-12)
+    fast.backward()
+    slow.backward()
+    assert xa.grad is not None and xb.grad is not None
+    torch.testing.assert_close(xa.grad, xb.grad, rtol=1e-8, atol=1e-12)
+
+
+def test_nonnegative_symmetric_and_permutation_invariant() -> None:
+    x, y = _dependent(40)
+    h = hsic(x, y)
+    assert float(h) > 0
+    torch.testing.assert_close(h, hsic(y, x))
+    perm = torch.randperm(40, generator=torch.Generator().manual_seed(3))
+    torch.testing.assert_close(h, hsic(x[perm], y[perm]))  # joint row permutation
+    for seed in range(5):  # the biased estimator is a squared norm: never negative
+        assert float(hsic(*_independent(30, seed))) >= 0
+
+
+def test_near_zero_when_independent_and_larger_with_shared_factors() -> None:
+    dep = float(hsic(*_dependent(300)))
+    ind = float(hsic(*_independent(300)))
+    assert ind < 0.1 * dep
+    assert abs(float(hsic(*_independent(300), estimator="unbiased"))) < 0.1 * dep
+    weaker = float(hsic(*_dependent(300, noise=3.0)))
+    assert ind < weaker < dep  # dependence grows as the shared factor dominates the noise
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_normalised_statistic_matches_hyppo(bias: bool) -> None:
+    with warnings.catch_warnings():  # hyppo imports a deprecated scipy.sparse path
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from hyppo.independence import Hsic
+
+    x, y = _dependent(60, seed=1)
+    k, l = gram(x), gram(y)  # noqa: E741
+    est = "biased" if bias else "unbiased"
+    ours = hsic_from_grams(k, l, est) / torch.sqrt(hsic_from_grams(k, k, est) * hsic_from_grams(l, l, est))
+    # hyppo's U-centring sums the whole matrix: give it the zero-diagonal Grams K̃, L̃ of Song et al.'s estimator
+    kk, ll = (k, l) if bias else (k - torch.diag(k.diagonal()), l - torch.diag(l.diagonal()))
+    theirs = Hsic(compute_kernel=None, bias=bias).statistic(kk.numpy(), ll.numpy())  # pyright: ignore[reportArgumentType]
+    theirs = theirs**2 if bias else theirs  # hyppo reports the square root of the biased normalised statistic
+    assert math.isclose(float(ours), float(theirs), rel_tol=1e-9, abs_tol=1e-12)
+    torch.testing.assert_close(hsic(x, y, estimator=est), hsic_from_grams(k, l, est))  # type: ignore[arg-type]
+
+
+def test_block_estimator_is_unbiased_for_the_full_u_statistic() -> None:
+    # the block estimator is a mean of order-4 U-statistics on a random partition: its expectation over the
+    # partition is the full unbiased HSIC
+    x, y = _dependent(256, seed=2)
+    full = float(hsic(x, y, estimator="unbiased"))
+    g = torch.Generator().manual_seed(0)
+    vals = []
+    for _ in range(200):
+        p = torch.randperm(256, generator=g)
+        vals.append(float(hsic(x[p], y[p], estimator="block", block_size=16)))
+    v = torch.tensor(vals)
+    se = float(v.std()) / math.sqrt(len(vals))
+    assert abs(float(v.mean()) - full) < 4 * se + 1e-12, (float(v.mean()), full, se)
+
+
+def test_vectorised_null_equals_the_loop() -> None:
+    x, y = _dependent(25)
+    obs_a, null_a = hsic_permutation_null(x, y, 50, generator=torch.Generator().manual_seed(4))
+    obs_b, null_b = naive_hsic_permutation_null(x, y, 50, generator=torch.Generator().manual_seed(4))
+    torch.testing.assert_close(obs_a, obs_b)
+    torch.testing.assert_close(null_a, null_b)
+
+
+def test_permutation_pvalues_are_calibrated_under_the_null_and_small_under_dependence() -> None:
+    g = torch.Generator().manual_seed(5)
+    pvals = [hsic_test(*_independent(20, seed), 99, generator=g)[1] for seed in range(300)]
+    assert stats.kstest(pvals, "uniform").pvalue > 1e-3
+    assert 0.01 <= float(np.mean(np.asarray(pvals) <= 0.05)) <= 0.10
+    assert hsic_test(*_dependent(60), 99, generator=g)[1] <= 0.02
+
+
+def test_bad_inputs_are_named() -> None:
+    x, y = _dependent(10)
+    with pytest.raises(HSICInputError, match="at least 4 rows"):
+        hsic(x[:3], y[:3])
+    with pytest.raises(HSICInputError, match="same number of rows"):
+        hsic(x, y[:9])
+    bad = x.clone()
+    bad[0, 0] = math.nan
+    with pytest.raises(HSICInputError, match="NaN"):
+        hsic(bad, y)
+    with pytest.raises(HSICInputError, match=r"shape \[n, d\]"):
+        hsic(x[None], y)
+    with pytest.raises(HSICInputError, match="sigma"):
+        hsic(x, y, sigma=-1.0)
+    with pytest.raises(HSICInputError, match="subset"):
+        split_half_dependence(x, torch.arange(6))
+    with pytest.raises(HSICInputError, match="block_size"):
+        hsic(x, y, estimator="block", block_size=32)
+
+
+def test_split_half_dependence_from_features_or_model() -> None:
+    torch.manual_seed(0)
+    model = MLP(6, 3, width=2).double()
+    xs = torch.randn(40, 6, dtype=torch.float64)
+    with torch.no_grad():
+        feats = model.features(xs)
+    a = split_half_dependence(model, xs, 30, generator=torch.Generator().manual_seed(1))
+    b = split_half_dependence(feats, None, 30, generator=torch.Generator().manual_seed(1))
+    assert a.shape == (30,) and bool((a >= 0).all())
+    torch.testing.assert_close(a, b)
+    c = split_half_dependence(feats, torch.arange(20), 7, resplit=True, generator=torch.Generator().manual_seed(1))
+    u = split_half_dependence(feats, torch.arange(20), 7, estimator="unbiased")
+    assert c.shape == u.shape == (7,)
+
+
+def test_decision_picks_the_reference_of_the_same_distribution() -> None:
+    g = torch.Generator().manual_seed(0)
+    code = torch.randn(5, 16, generator=g, dtype=torch.float64)
+
+    def pool(noise: float, n: int = 80) -> torch.Tensor:
+        return code[torch.arange(n) % 5] + noise * torch.randn(n, 16, generator=g, dtype=torch.float64)
+
+    it, oot = split_half_dependence(pool(0.2), generator=g), split_half_dependence(pool(1.0), generator=g)
+    assert not classify_subset(split_half_dependence(pool(0.2), generator=g), it, oot).out_of_training
+    assert classify_subset(split_half_dependence(pool(1.0), generator=g), it, oot).out_of_training
+    d = classify_subset(split_half_dependence(pool(1.0), generator=g), it, oot, rule="mann-whitney")
+    assert d.out_of_training and d.mwu_p_it < d.mwu_p_oot
+
+
+def test_mmd_and_f1() -> None:
+    x, _ = _independent(100, 0)
+    y, _ = _independent(100, 1)
+    assert abs(mmd2_unbiased(x, y)) < 0.05 < mmd2_unbiased(x, y + 2.0)
+    assert f1_score([True, True, False, False], [True, False, False, True]) == pytest.approx(0.5)
+    assert f1_score([False, False], [True, True]) == 0.0
