@@ -1,8 +1,9 @@
-"""iclr26 generative-vision: S²-Guidance (DUPA, ELViS, Causal Delta Embeddings to come).
+"""iclr26 generative-vision: S²-Guidance and DUPA (ELViS, Causal Delta Embeddings to come).
 
 Public API (loaded lazily, so that importing the package does not import diffusers)::
 
     from iclr26_generative_vision import S2Guidance, guided_sample, ClassConditionalDiT
+    from iclr26_generative_vision import DDT, ConditionProjector, dupa_loss, draw_paths, euler_sample
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from iclr26_generative_vision.data.gmm import ExactGMMDenoiser, GaussianMixture, toy_mixture
+    from iclr26_generative_vision.flow.dupa import ConditionProjector, draw_paths, dupa_loss
+    from iclr26_generative_vision.flow.sampler import euler_sample
     from iclr26_generative_vision.guidance.blocks import register_skippable_block
     from iclr26_generative_vision.guidance.factory import GuiderSettings, make_guider
     from iclr26_generative_vision.guidance.masks import BlockMaskSampler
     from iclr26_generative_vision.guidance.s2 import S2Guidance
     from iclr26_generative_vision.guidance.sampler import guided_sample
+    from iclr26_generative_vision.nn.ddt import DDT
     from iclr26_generative_vision.nn.dit import ClassConditionalDiT
     from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
 
@@ -32,16 +36,26 @@ _LAZY = {
     "GaussianMixture": "iclr26_generative_vision.data.gmm",
     "ExactGMMDenoiser": "iclr26_generative_vision.data.gmm",
     "toy_mixture": "iclr26_generative_vision.data.gmm",
+    "DDT": "iclr26_generative_vision.nn.ddt",
+    "ConditionProjector": "iclr26_generative_vision.flow.dupa",
+    "draw_paths": "iclr26_generative_vision.flow.dupa",
+    "dupa_loss": "iclr26_generative_vision.flow.dupa",
+    "euler_sample": "iclr26_generative_vision.flow.sampler",
 }
 
 __all__ = [
+    "DDT",
     "BlockMaskSampler",
     "ClassConditionalDiT",
+    "ConditionProjector",
     "ExactGMMDenoiser",
     "GaussianMixture",
     "GuiderSettings",
     "ResidualMLPDenoiser",
     "S2Guidance",
+    "draw_paths",
+    "dupa_loss",
+    "euler_sample",
     "guided_sample",
     "make_guider",
     "register_skippable_block",

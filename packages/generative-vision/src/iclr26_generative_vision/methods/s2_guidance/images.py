@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import torch
 
@@ -32,10 +32,20 @@ from iclr26_shared.images import ImageTensors, load_image_tensors
 from iclr26_shared.runs import RunDir
 from iclr26_shared.seeding import get_rng_state, set_rng_state
 
-__all__ = ["load_images", "run_images", "train_dit"]
+__all__ = ["ImageDataConfig", "load_images", "run_images", "train_dit"]
 
 
-def load_images(cfg: S2GuidanceConfig, seed: int) -> ImageTensors:
+class ImageDataConfig(Protocol):
+    """What :func:`load_images` reads from a config (S²-Guidance's and DUPA's both qualify)."""
+
+    @property
+    def dataset(self) -> str: ...  # noqa: D102
+
+    @property
+    def max_train(self) -> int: ...  # noqa: D102
+
+
+def load_images(cfg: ImageDataConfig, seed: int) -> ImageTensors:
     """``cfg.dataset`` in [−1, 1] (``x/127.5 − 1``), capped class-stratified at ``max_train`` train and test
     images (0: all). The DiT needs square images and the sample figures show one channel, so a set of
     another shape raises :class:`DataError`."""

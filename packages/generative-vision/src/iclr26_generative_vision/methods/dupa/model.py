@@ -1,0 +1,92 @@
+"""The models of ``dupa`` built from its config: the DDT, the projector and the per-variant training loss.
+
+:class:`DUPAObjective` holds a DDT and (for ``dupa``) the projector ``z_φ`` in one module, so one
+``DistributedDataParallel`` wrapper covers both and its ``forward`` returns the loss terms of a batch of
+``K·B`` path rows (path-major, see :func:`iclr26_generative_vision.flow.dupa.draw_paths`)::
+
+    L = (1/K) Σ_k mean‖v_θ(x_{t_k}, t_k) − (ε_k − x)‖² + λ L_DUPA(z_φ(h_{t_1}), …, z_φ(h_{t_K}))
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from iclr26_generative_vision.flow.dupa import ConditionProjector, PathBatch, dupa_loss
+from iclr26_generative_vision.methods.dupa.config import DUPAConfig
+from iclr26_generative_vision.nn.ddt import DDT
+from iclr26_shared.images import ImageTensors
+
+__all__ = ["DUPAObjective", "build_ddt", "build_objective"]
+
+
+def build_ddt(cfg: DUPAConfig, data: ImageTensors) -> DDT:
+    """The DDT for ``data``'s image shape and classes (weights from the global RNG)."""
+    return DDT(
+        data.size,
+        data.channels,
+        data.num_classes,
+        patch_size=cfg.patch_size,
+        hidden=cfg.hidden,
+        encoder_depth=cfg.encoder_depth,
+        decoder_depth=cfg.decoder_depth,
+        heads=cfg.heads,
+        arch=cfg.arch,
+    )
+
+
+class DUPAObjective(nn.Module):
+    """A DDT plus, when ``weight > 0``, the projector; ``forward(paths)`` → ``(loss, velocity loss,
+    alignment loss or 0)`` for ``paths.x_t`` ``[K·B, C, S, S]``.
+
+    Args:
+        model: The DDT.
+        num_paths: K (1: plain flow matching).
+        weight: λ (0: no alignment term and no projector).
+        align_layer: 1-based block whose tokens are aligned.
+        projector: ``z_φ`` (required when ``weight > 0``).
+        stop_grad: Stop-gradient ablation of the cosine.
+    """
+
+    def __init__(
+        self,
+        model: DDT,
+        *,
+        num_paths: int,
+        weight: float,
+        align_layer: int,
+        projector: ConditionProjector | None = None,
+        stop_grad: bool = False,
+    ) -> None:
+        super().__init__()
+        if weight > 0 and (projector is None or num_paths < 2):
+            raise ValueError("the alignment term needs a projector and at least 2 paths")
+        self.model, self.projector = model, projector
+        self.num_paths, self.weight, self.align_layer, self.stop_grad = num_paths, weight, align_layer, stop_grad
+
+    def forward(self, paths: PathBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The losses of one batch of path rows."""
+        align = self.align_layer if self.weight > 0 else 0
+        out = self.model(paths.x_t, paths.t, paths.labels, align_layer=align)
+        velocity = torch.nn.functional.mse_loss(out.velocity, paths.target)
+        if self.weight == 0:
+            return velocity, velocity, velocity.new_zeros(())
+        assert self.projector is not None and out.hidden is not None
+        h = out.hidden.reshape(self.num_paths, -1, *out.hidden.shape[1:])  # [K, B, N, H]
+        align_loss = dupa_loss(self.projector(h), stop_grad=self.stop_grad)
+        return velocity + self.weight * align_loss, velocity, align_loss
+
+
+def build_objective(cfg: DUPAConfig, variant: str, model: DDT) -> DUPAObjective:
+    """The training objective of ``variant`` around ``model`` (projector weights from the global RNG)."""
+    if variant == "dupa":
+        projector = ConditionProjector(cfg.hidden, cfg.projector_hidden, cfg.projector_dim, gain=cfg.projector_gain)
+        return DUPAObjective(
+            model,
+            num_paths=cfg.num_paths,
+            weight=cfg.dupa_weight,
+            align_layer=cfg.aligned_layer,
+            projector=projector,
+            stop_grad=cfg.stop_grad,
+        )
+    return DUPAObjective(model, num_paths=cfg.paths(variant), weight=0.0, align_layer=cfg.aligned_layer)
