@@ -115,3 +115,23 @@ def test_run_with_seeds_stops_at_a_failed_seed_with_a_partial_report(tmp_path: P
     assert "toy crash at step 3" in res.err and "seed 0 failed; partial report" in res.err
     (report,) = tmp_path.glob("toy-ridge-seeds-*/REPORT.md")
     assert "**failed**: RuntimeError: toy crash at step 3" in report.read_text()
+
+
+def test_resume_keeps_the_stored_backend_unless_one_is_given(tmp_path: Path, monkeypatch) -> None:
+    from iclr26_shared import reproduce as reproduce_mod
+
+    report, _ = reproduce({"toy-ridge": SMOKE_TOY}, out_dir=tmp_path, device="cpu")
+    data = json.loads((report.parent / "report.json").read_text())
+    (report.parent / "report.json").write_text(json.dumps({**data, "backend": "ray"}))
+
+    class Chosen(Exception):
+        pass
+
+    def fake_ray(*args, **kwargs):
+        raise Chosen
+
+    monkeypatch.setattr(reproduce_mod, "RayScheduler", fake_ray)
+    with pytest.raises(Chosen):
+        reproduce({"toy-ridge": SMOKE_TOY}, resume=report.parent)
+    _, outs = reproduce({"toy-ridge": SMOKE_TOY}, resume=report.parent, backend="process")
+    assert [o.ok for o in outs] == [True]

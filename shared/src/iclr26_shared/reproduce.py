@@ -429,7 +429,7 @@ def reproduce(
     seeds: int = 1,
     device: str = "auto",
     jobs: int = 1,
-    backend: str = "process",
+    backend: str | None = None,
     address: str | None = None,
     resume: Path | None = None,
     quiet: bool = True,
@@ -438,7 +438,12 @@ def reproduce(
 
     Seeds are ``seed, seed + 1, ..., seed + seeds − 1``. With ``resume`` (a reproduce directory) the plan
     stored there is run again: finished runs are read back, unfinished ones continue from checkpoints.
+    ``backend`` defaults to ``"process"``, or to the resumed reproduce's backend.
     """
+    stored: dict[str, Any] | None = _resume_plan(Path(resume)) if resume is not None else None
+    if backend is None:
+        backend = str(stored.get("backend", "process")) if stored is not None else "process"
+        backend = backend if backend in BACKENDS else "process"
     if backend not in BACKENDS:
         raise UsageError(f"--backend {backend!r}: choose from {', '.join(BACKENDS)}")
     if seeds < 1:
@@ -447,9 +452,8 @@ def reproduce(
         raise UsageError(f"--jobs must be >= 1, got {jobs}")
     if address is not None and backend != "ray":
         raise UsageError("--address needs --backend ray")
-    if resume is not None:
+    if resume is not None and stored is not None:
         out = Path(resume)
-        stored = _resume_plan(out)
         names = [str(m) for m in stored["methods"]]
         seed_list = [int(s) for s in stored["seeds"]]
         preset = str(stored["preset"])

@@ -111,7 +111,12 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--seed", type=int, default=0, help="first seed")
     rep.add_argument("--seeds", type=int, default=1, help="seeds per method (seed, seed+1, ...); >= 2 gives intervals")
     rep.add_argument("--device", default="auto")
-    rep.add_argument("--backend", default="process", choices=("process", "ray"), help="local processes or Ray tasks")
+    rep.add_argument(
+        "--backend",
+        default=None,
+        choices=("process", "ray"),
+        help="local processes or Ray tasks (default: process; with --resume, the resumed reproduce's backend)",
+    )
     rep.add_argument("--jobs", type=int, default=1, help="process backend: runs in parallel processes (1: serial)")
     rep.add_argument(
         "--address", default=None, help="ray backend: auto or HOST:PORT of a Ray head (default: local Ray)"
