@@ -5,6 +5,16 @@ weights), minibatch training with cross-entropy, weight decay on every parameter
 1/3 and 2/3 of the epochs (Papyan et al.), and at epoch 0 and after every epoch one row in ``metrics.jsonl``
 with all NC metrics (:class:`~iclr26_theory_metrics.recorder.NCRecorder`). A checkpoint after every finished
 run holds the summaries so far, so ``--resume`` continues with the next run.
+
+Training goes through :mod:`iclr26_shared.distributed`, so the method runs under ``torchrun`` unchanged
+(``uv run torchrun --nproc-per-node 2 -m iclr26_theory_metrics neural-collapse ...``): the model is wrapped in
+DDP and every global minibatch of ``batch_size`` is split over the ranks (``idx[rank::world]``, uneven shares
+allowed: each rank sums its per-sample losses and scales by world / |batch|, so DDP's averaged gradient is the
+single-process mean gradient of the same global batch). The metric passes (:class:`NCRecorder`) run on the whole
+data on every rank (identical weights give identical metrics) and only rank 0 writes. With world size 1 nothing
+changes: the model is not wrapped and the loss is the plain batch mean, bit-for-bit as before. BatchNorm
+statistics are per rank under DDP (no SyncBatchNorm on CPU), so BN models (ResNet9, VGG9) follow the single
+process only approximately; the MLP follows it up to float summation order.
 """
 
 from __future__ import annotations
@@ -15,6 +25,8 @@ from typing import Any
 
 import torch
 
+from iclr26_shared.distributed import DistContext
+from iclr26_shared.errors import UsageError
 from iclr26_shared.images import ImageTensors, load_image_tensors
 from iclr26_shared.runs import RunDir
 from iclr26_theory_metrics.analysis import summarise
@@ -175,6 +187,15 @@ def train_one(
     test = (data.x_test.to(device), data.y_test)
     gen = torch.Generator().manual_seed(seed + 1)
     n = x_tr.shape[0]
+    dist = run_dir.dist if run_dir is not None else DistContext()
+    world = dist.world_size
+    if world > 1 and min(cfg.batch_size, n % cfg.batch_size or cfg.batch_size) < world:
+        raise UsageError(
+            f"batch_size: every minibatch needs at least one sample per process (batch {cfg.batch_size}, last batch "
+            f"{n % cfg.batch_size or cfg.batch_size} of {n} training images, {world} processes); lower "
+            "torchrun --nproc-per-node or change batch_size / n_train"
+        )
+    net = dist.wrap(model)
     t0 = time.perf_counter()
     first = recorder.record(step0, 0, model, (x_tr, y_tr), test, lr_now=spec.lr)
     diverged = False
@@ -184,7 +205,12 @@ def train_one(
         order = torch.randperm(n, generator=gen).to(device)
         for start in range(0, n, cfg.batch_size):
             idx = order[start : start + cfg.batch_size]
-            loss = torch.nn.functional.cross_entropy(model(x_tr[idx]), y_tr[idx])
+            if world == 1:
+                loss = torch.nn.functional.cross_entropy(net(x_tr[idx]), y_tr[idx])
+            else:  # this rank's share; sum × world / |batch| makes DDP's gradient average the global batch mean
+                share = idx[dist.rank :: world]
+                loss = torch.nn.functional.cross_entropy(net(x_tr[share]), y_tr[share], reduction="sum")
+                loss = loss * (world / idx.numel())
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
