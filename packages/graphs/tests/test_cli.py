@@ -13,8 +13,9 @@ def test_domain_cli_contract() -> None:
 
 def test_help_imports_no_torch() -> None:
     code = (
-        "import sys, iclr26_graphs, iclr26_graphs.methods.fgl, iclr26_graphs.cli as c\n"
-        "try:\n    c.main(['fgl', '--help'])\nexcept SystemExit:\n    pass\n"
+        "import sys, iclr26_graphs, iclr26_graphs.methods.fgl, iclr26_graphs.methods.ogmm, iclr26_graphs.cli as c\n"
+        "for m in ('fgl', 'ogmm'):\n"
+        "    try:\n        c.main([m, '--help'])\n    except SystemExit:\n        pass\n"
         "print('TORCH' if 'torch' in sys.modules else 'LIGHT')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,0 +1,41 @@
+"""OGMM: Out-of-Distribution Graph Models Merging (Wang et al., ICLR 2026).
+
+Public names load lazily (PEP 562) so that importing the package imports no torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iclr26_graphs.methods.ogmm.config import PRESETS, OGMMConfig
+    from iclr26_graphs.methods.ogmm.model import DenseExpert, GraphInverter, MergedGNN
+    from iclr26_graphs.methods.ogmm.spec import SPEC
+    from iclr26_graphs.methods.ogmm.train import generate, merge
+
+_EXPORTS: dict[str, str] = {
+    "DenseExpert": "iclr26_graphs.methods.ogmm.model",
+    "GraphInverter": "iclr26_graphs.methods.ogmm.model",
+    "MergedGNN": "iclr26_graphs.methods.ogmm.model",
+    "OGMMConfig": "iclr26_graphs.methods.ogmm.config",
+    "PRESETS": "iclr26_graphs.methods.ogmm.config",
+    "SPEC": "iclr26_graphs.methods.ogmm.spec",
+    "generate": "iclr26_graphs.methods.ogmm.train",
+    "merge": "iclr26_graphs.methods.ogmm.train",
+}
+
+__all__ = ["PRESETS", "SPEC", "DenseExpert", "GraphInverter", "MergedGNN", "OGMMConfig", "generate", "merge"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'iclr26_graphs.methods.ogmm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

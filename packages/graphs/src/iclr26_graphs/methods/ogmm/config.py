@@ -1,0 +1,148 @@
+"""Config of the ``ogmm`` method (frozen dataclass; every field is a CLI flag) and its presets.
+
+Paper defaults (Wang et al., ICLR 2026, §4 and App. B.2, via our notes): 2-layer 32-dimensional GCN, GAT
+and GIN experts per source domain; stage 1 runs AdamW for 200 epochs; stage 2 trains the noisy top-k MoE
+with AdamW for 20 epochs, ``λ_gate = 0.1``, ``λ_mask = 0.01``; top-k searched over 1..5 (2–4 best); 5 runs.
+Values the paper does not give and the third-party reimplementation chose (lr 1e-2, 64 graphs per
+expert, τ = 0.5, edge-MLP width 64) are ours too. The data (``motifs``) is our generator, see
+:mod:`iclr26_graphs.data.graph_domains`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import annotated_types as at
+
+from iclr26_shared.config import NonNegFloat, PosFloat, PosInt, validate
+from iclr26_shared.errors import ConfigError
+
+__all__ = ["DATASETS", "OGMMConfig", "PRESETS"]
+
+Dataset = Literal["motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY"]
+DATASETS: tuple[str, ...] = ("motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY")
+ArchName = Literal["gcn", "gat", "gin"]
+Density = Annotated[float, at.Ge(0)]
+
+
+@dataclass(frozen=True)
+class OGMMConfig:
+    """Data-free merging of GNN experts from density-shifted source domains, tested on a held-out target."""
+
+    dataset: Dataset = "motifs"
+    """motifs (offline generator: ER base + house / 5-cycle motif, one-hot degree features) or a TU set
+    (MUTAG, PTC_MR, NCI1, REDDIT-BINARY: downloaded through PyG when online)."""
+    per_domain: Annotated[int, at.Ge(8)] = 400
+    """motifs: training graphs per source domain (a quarter as many more are held out for in-domain tests)."""
+    target_size: Annotated[int, at.Ge(2)] = 400
+    """motifs: graphs in the target domain."""
+    density_a: tuple[Density, Density] = (0.5, 1.0)
+    """motifs: edges-per-node range of source A (sparse)."""
+    density_b: tuple[Density, Density] = (3.0, 4.0)
+    """motifs: edges-per-node range of source B (dense)."""
+    target: Literal["mixture", "between"] = "mixture"
+    """Target: a fresh mixture of A- and B-like graphs (the paper's assumption P_T = Σ α_i P_i) or graphs of
+    density between the two sources."""
+    min_nodes: Annotated[int, at.Ge(2)] = 12
+    """motifs: smallest base graph (5 motif nodes come on top)."""
+    max_nodes: Annotated[int, at.Ge(2)] = 20
+    """motifs: largest base graph."""
+    max_degree: PosInt = 7
+    """Degree one-hot size − 1 (larger degrees share the last slot) when graphs have no node features."""
+    archs: Annotated[tuple[ArchName, ...], at.MinLen(1)] = ("gcn", "gat", "gin")
+    """Expert architectures; each is trained on A and on B (2 × len(archs) experts)."""
+    hidden: PosInt = 32
+    """Expert width (the paper: 32)."""
+    layers: PosInt = 2
+    """Expert depth (the paper: 2)."""
+    expert_epochs: PosInt = 60
+    """Epochs of each expert on its source domain (Adam, batch 64)."""
+    expert_lr: PosFloat = 0.01
+    """Learning rate of the experts."""
+    gen_graphs: PosInt = 64
+    """Stage 1: graphs generated per expert (the reimplementation: 64)."""
+    gen_nodes: Annotated[int, at.Ge(2)] = 20
+    """Stage 1: nodes per generated graph (our choice: a typical source size; the paper does not say)."""
+    gen_epochs: PosInt = 200
+    """Stage 1: AdamW epochs (the paper: 200)."""
+    gen_lr: PosFloat = 0.01
+    """Stage 1: AdamW learning rate."""
+    tau: PosFloat = 0.5
+    """Stage 1: Gumbel-softmax temperature τ."""
+    feature_map: Literal["identity", "softmax"] = "identity"
+    """Stage 1: the expert sees the learned X (identity, the paper) or softmax(X) (rows on the simplex like
+    one-hot node features; our switch: with X ~ N(0, 1) the GIN experts' inversion collapses)."""
+    store: Literal["threshold", "sample"] = "threshold"
+    """Stage 1: stored adjacency a > 0.5 (the paper) or one Bernoulli(a) draw (our switch: a sparse a below
+    0.5 everywhere thresholds to an empty graph)."""
+    gumbel_hard: bool = False
+    """Stage 1: straight-through hard Gumbel adjacency (forward 0/1, gradient of the soft Ã) instead of the
+    paper's soft Ã; the stored graphs are hard either way."""
+    edge_width: PosInt = 64
+    """Stage 1: width of the 3-layer edge MLP."""
+    lambda_bn: NonNegFloat = 1.0
+    """Weight of R_bn in L_gen (the paper: 1)."""
+    lambda_conf: NonNegFloat = 1.0
+    """Weight of R_conf (entropy) in L_gen (the paper: 1)."""
+    top_k: PosInt = 2
+    """Stage 2: experts per graph (the paper: 2–4 best; 2 at its best λ cell)."""
+    topk_sweep: tuple[PosInt, ...] = (1, 2, 3, 4, 5)
+    """Stage 2 is also trained at each of these k (≤ number of experts) for the top-k claim (empty: none)."""
+    merge_epochs: PosInt = 20
+    """Stage 2: AdamW epochs (the paper: 20)."""
+    merge_lr: PosFloat = 0.01
+    """Stage 2: AdamW learning rate."""
+    merge_batch: PosInt = 32
+    """Stage 2: batch size."""
+    lambda_gate: NonNegFloat = 0.1
+    """λ_gate of the CV² load-balancing loss (the paper: 0.1)."""
+    lambda_mask: NonNegFloat = 0.01
+    """λ_mask of R_mask (the paper: 0.01)."""
+    kd_epochs: PosInt = 60
+    """Data-free KD baseline: epochs of the student on the generated graphs."""
+    kd_temperature: PosFloat = 2.0
+    """Data-free KD baseline: distillation temperature."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if self.min_nodes > self.max_nodes:
+            raise ConfigError("min_nodes", self.min_nodes, f"at most max_nodes = {self.max_nodes}")
+        for name in ("density_a", "density_b"):
+            lo, hi = getattr(self, name)
+            if lo > hi:
+                raise ConfigError(name, (lo, hi), "a range (low, high) with low <= high")
+        if self.density_a[1] > self.density_b[0]:
+            raise ConfigError(
+                "density_b", self.density_b, f"a range above density_a = {self.density_a} (A sparse, B dense)"
+            )
+        if len(set(self.archs)) != len(self.archs):
+            raise ConfigError("archs", self.archs, "distinct architectures")
+        experts = 2 * len(self.archs)
+        if self.top_k > experts:
+            raise ConfigError("top_k", self.top_k, f"at most the number of experts, 2 × {len(self.archs)} = {experts}")
+
+    @property
+    def num_experts(self) -> int:
+        """Experts: every architecture on both sources."""
+        return 2 * len(self.archs)
+
+
+PRESETS: dict[str, OGMMConfig] = {
+    "smoke": OGMMConfig(
+        per_domain=48,
+        target_size=40,
+        archs=("gcn", "gin"),
+        hidden=16,
+        expert_epochs=8,
+        gen_graphs=8,
+        gen_nodes=10,
+        gen_epochs=10,
+        edge_width=16,
+        topk_sweep=(1, 2),
+        merge_epochs=3,
+        kd_epochs=3,
+    ),
+    "quick": OGMMConfig(expert_epochs=40, kd_epochs=40),
+    "full": OGMMConfig(per_domain=1000, target_size=1000, expert_epochs=100, gen_graphs=128, kd_epochs=100),
+}

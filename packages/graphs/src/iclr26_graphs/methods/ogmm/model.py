@@ -1,0 +1,291 @@
+r"""OGMM's networks: BatchNorm GNN experts, the graph inverter (stage 1) and the merged MoE (stage 2).
+
+Wang et al., *Out-of-Distribution Graph Models Merging*, ICLR 2026 (arXiv 2506.03674), §3.2–3.3.
+
+Experts ``f(Θ_j)``: two dense message-passing layers (PyG ``DenseGCNConv`` / ``DenseGINConv`` /
+``DenseGATConv``), each followed by BatchNorm over the real nodes and ReLU, mean pooling and a linear
+**classifier head** ``(W_j, b_j)``. Dense layers let gradients reach a generated soft adjacency Ã.
+
+Stage 1 (Eqs. 7–11), :class:`GraphInverter`, per expert ``j`` and a batch of labels ``ŷ ~ U(classes)``:
+
+.. math::
+    a_{uv} = \sigma(\mathrm{MLP}_3([x_u; x_v])) \text{ (symmetrised, zero diagonal)}, \qquad
+    \tilde A_{uv} = \sigma\big((\log a_{uv} - \log(1 - a_{uv}) + g_1 - g_2) / \tau\big),\ g \sim \mathrm{Gumbel}
+
+    L_{gen} = \mathrm{CE}(\hat y, f_j(X, \tilde A)) + \underbrace{\textstyle\sum_L \|\mu_L - \hat\mu_L\|^2
+    + \|\sigma^2_L - \hat\sigma^2_L\|^2}_{R_{bn}} + \underbrace{H(\mathrm{softmax} f_j(X, \tilde A))}_{R_{conf}}
+
+with ``μ_L, σ²_L`` the batch statistics of the input of the expert's ``L``-th BatchNorm and ``μ̂, σ̂²`` its
+running statistics. ``X [G, n, d]`` and the edge MLP are learned; the stored graphs keep ``a > 0.5``.
+
+Stage 2 (Eqs. 12–20), :class:`MergedGNN`, trained on the generated graphs only:
+
+.. math::
+    \hat W_j = W_j \odot \omega^w_j,\ \hat b_j = b_j \odot \omega^b_j \ (\omega = 1 \text{ at init}), \qquad
+    \mathrm{Gate}(g) = \mathrm{softmax}(\mathrm{TopK}(g W_g + \epsilon \cdot \mathrm{softplus}(g W_n), k))
+
+    \Gamma(G) = \textstyle\sum_j \mathrm{Gate}(G)_j f(\Theta_j, \omega_j, G), \qquad
+    L = \mathrm{CE}(y, \Gamma(G)) + \lambda_{gate} \mathrm{CV}^2(\textstyle\sum_{batch} \mathrm{Gate})
+        + \lambda_{mask} R_{mask}
+
+``ε ~ N(0, 1)`` only in training; ``g`` is the mean-pooled node features (the paper does not say; the
+third-party reimplementation does this). ``R_mask = Σ_j CE(y, f(Θ_j, ω_j, G)) + mean_j ‖ω_j − 1‖²``: our
+reading of an ambiguous term (each masked expert must still classify; the masks stay near 1).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch_geometric.nn import DenseGATConv, DenseGCNConv, DenseGINConv
+
+from iclr26_graphs.errors import GraphInputError
+
+__all__ = [
+    "Arch",
+    "DenseExpert",
+    "GraphInverter",
+    "MergedGNN",
+    "SoftDenseGATConv",
+    "bn_matching_loss",
+    "cv_squared",
+    "gumbel_adjacency",
+]
+
+Arch = Literal["gcn", "gat", "gin"]
+
+
+class SoftDenseGATConv(DenseGATConv):
+    r"""``DenseGATConv`` whose attention is weighted by a soft adjacency: ``softmax_v(e_uv + log A_uv)``.
+
+    For a 0/1 adjacency this is exactly PyG's masked softmax; for a soft Ã (stage 1) the gradient reaches
+    Ã, which PyG's ``masked_fill(adj == 0, −inf)`` would not pass on.
+    """
+
+    def forward(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor | None = None, add_loop: bool = True):  # type: ignore[override]  # noqa: D102
+        b, n, _ = x.size()
+        h_, c_ = self.heads, self.out_channels
+        if add_loop:
+            adj = adj.clone()
+            idx = torch.arange(n, device=adj.device)
+            adj[:, idx, idx] = 1.0
+        h = self.lin(x).view(b, n, h_, c_)
+        alpha = (h * self.att_src).sum(-1).unsqueeze(1) + (h * self.att_dst).sum(-1).unsqueeze(2)  # [B, N, N, H]
+        # log A where A > 0 (finite gradient), −inf where A = 0 (PyG's mask; no 0 · inf = NaN in backward)
+        log_adj = torch.where(adj > 0, torch.log(adj.clamp(min=1e-30)), torch.full_like(adj, float("-inf")))
+        alpha = F.leaky_relu(alpha, self.negative_slope) + log_adj.unsqueeze(-1)
+        alpha = alpha.softmax(dim=2)
+        alpha = F.dropout(alpha, p=self.dropout, training=self.training)
+        out = torch.matmul(alpha.movedim(3, 1), h.movedim(2, 1)).movedim(1, 2)  # [B, N, H, C]
+        out = out.reshape(b, n, h_ * c_) if self.concat else out.mean(dim=2)
+        if self.bias is not None:
+            out = out + self.bias
+        if mask is not None:
+            out = out * mask.view(-1, n, 1).to(x.dtype)
+        return out
+
+
+def _conv(arch: Arch, c_in: int, c_out: int) -> nn.Module:
+    if arch == "gcn":
+        return DenseGCNConv(c_in, c_out)
+    if arch == "gin":
+        return DenseGINConv(nn.Sequential(nn.Linear(c_in, c_out), nn.ReLU(), nn.Linear(c_out, c_out)))
+    if arch == "gat":
+        return SoftDenseGATConv(c_in, c_out, heads=2, concat=False)
+    raise GraphInputError(f"arch = {arch!r}: expected 'gcn', 'gat' or 'gin'")
+
+
+class DenseExpert(nn.Module):
+    """A graph classifier ``(x [B, N, d], adj [B, N, N], mask [B, N]) → logits [B, C]`` with BatchNorm.
+
+    ``layers`` × (dense conv → BatchNorm1d over real nodes → ReLU), mean pooling, linear head.
+    """
+
+    def __init__(self, arch: Arch, in_channels: int, hidden: int, num_classes: int, layers: int = 2) -> None:
+        super().__init__()
+        self.arch: Arch = arch
+        self.in_channels = in_channels
+        self.convs = nn.ModuleList([_conv(arch, in_channels if i == 0 else hidden, hidden) for i in range(layers)])
+        self.bns = nn.ModuleList([nn.BatchNorm1d(hidden) for _ in range(layers)])
+        self.head = nn.Linear(hidden, num_classes)
+
+    def embed(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Pooled embedding ``[B, hidden]`` and the inputs of every BatchNorm ``[#real nodes, hidden]``."""
+        h = x
+        bn_inputs: list[torch.Tensor] = []
+        for conv, bn in zip(self.convs, self.bns, strict=True):
+            h = conv(h, adj, mask)
+            flat = h[mask]
+            bn_inputs.append(flat)
+            out = torch.zeros_like(h)
+            out[mask] = F.relu(bn(flat))
+            h = out
+        m = mask.to(h.dtype).unsqueeze(-1)
+        return (h * m).sum(1) / m.sum(1).clamp(min=1.0), bn_inputs
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        adj: torch.Tensor,
+        mask: torch.Tensor,
+        mask_w: torch.Tensor | None = None,
+        mask_b: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Logits ``[B, C]``; ``mask_w [C, hidden]`` / ``mask_b [C]`` scale the head (MaskCL) when given."""
+        pooled, _ = self.embed(x, adj, mask)
+        w = self.head.weight if mask_w is None else self.head.weight * mask_w
+        b = self.head.bias if mask_b is None else self.head.bias * mask_b
+        return F.linear(pooled, w, b)
+
+
+def bn_matching_loss(expert: DenseExpert, bn_inputs: list[torch.Tensor]) -> torch.Tensor:
+    r"""``R_bn = Σ_L ‖μ_L − μ̂_L‖² + ‖σ²_L − σ̂²_L‖²`` (Eq. 9): batch mean and (unbiased, as BatchNorm's
+    running estimate) variance of each BatchNorm input against the expert's running statistics."""
+    total = torch.zeros((), device=bn_inputs[0].device)
+    for bn, h in zip(expert.bns, bn_inputs, strict=True):
+        assert isinstance(bn, nn.BatchNorm1d) and bn.running_mean is not None and bn.running_var is not None
+        mu = h.mean(0)
+        var = h.var(0, unbiased=True) if h.size(0) > 1 else torch.zeros_like(mu)
+        total = total + ((mu - bn.running_mean) ** 2).sum() + ((var - bn.running_var) ** 2).sum()
+    return total
+
+
+def gumbel_adjacency(
+    logits: torch.Tensor, tau: float, generator: torch.Generator | None = None, *, hard: bool = False
+) -> torch.Tensor:
+    r"""Binary Gumbel-softmax (Eq. 8) of symmetric edge logits ``[G, n, n]`` (``log a − log(1 − a)``).
+
+    ``Ã = σ((ℓ + g₁ − g₂) / τ)`` with one noise draw per unordered pair (mirrored), zero diagonal;
+    ``hard=True`` thresholds at 0.5 with a straight-through gradient.
+    """
+    n = logits.size(-1)
+    u = torch.rand(logits.shape, generator=generator, device=logits.device).clamp(1e-10, 1 - 1e-10)
+    v = torch.rand(logits.shape, generator=generator, device=logits.device).clamp(1e-10, 1 - 1e-10)
+    noise = -torch.log(-torch.log(u)) + torch.log(-torch.log(v))  # g1 − g2 (a logistic variable)
+    noise = torch.triu(noise, 1)
+    noise = noise + noise.transpose(-1, -2)
+    soft = torch.sigmoid((logits + noise) / tau)
+    soft = soft * (1 - torch.eye(n, device=logits.device))
+    if hard:
+        return (soft > 0.5).to(soft.dtype) + soft - soft.detach()
+    return soft
+
+
+class GraphInverter(nn.Module):
+    """Learnable node features ``X [G, n, d] ~ N(0, 1)`` and a 3-layer edge MLP (Eq. 7) for one expert.
+
+    ``feature_map="softmax"`` feeds ``softmax(X)`` (rows on the simplex, like one-hot node features) to the
+    expert instead of ``X`` (the paper); the edge MLP reads the mapped features too.
+    """
+
+    def __init__(
+        self,
+        num_graphs: int,
+        num_nodes: int,
+        features: int,
+        width: int = 64,
+        generator: torch.Generator | None = None,
+        *,
+        feature_map: Literal["identity", "softmax"] = "identity",
+    ) -> None:
+        super().__init__()
+        if num_nodes < 2:
+            raise GraphInputError(f"num_nodes = {num_nodes}: a generated graph needs at least 2 nodes")
+        if feature_map not in ("identity", "softmax"):
+            raise GraphInputError(f"feature_map = {feature_map!r}: expected 'identity' or 'softmax'")
+        self.feature_map = feature_map
+        self.x = nn.Parameter(torch.randn(num_graphs, num_nodes, features, generator=generator))
+        self.edge_mlp = nn.Sequential(
+            nn.Linear(2 * features, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 1)
+        )
+
+    def features(self) -> torch.Tensor:
+        """``[G, n, d]``: ``X`` or ``softmax(X)``."""
+        return self.x.softmax(-1) if self.feature_map == "softmax" else self.x
+
+    def edge_logits(self) -> torch.Tensor:
+        """``[G, n, n]`` symmetric ``log a − log(1 − a)``, ``a = σ(MLP([x_u; x_v]))`` averaged over (u, v), (v, u)."""
+        x = self.features()
+        g, n, d = x.shape
+        pair = torch.cat([x.unsqueeze(2).expand(g, n, n, d), x.unsqueeze(1).expand(g, n, n, d)], -1)
+        out = self.edge_mlp(pair).squeeze(-1)
+        return (out + out.transpose(1, 2)) / 2
+
+    def edge_probs(self) -> torch.Tensor:
+        """``a [G, n, n]`` (zero diagonal)."""
+        n = self.x.size(1)
+        return torch.sigmoid(self.edge_logits()) * (1 - torch.eye(n, device=self.x.device))
+
+    def forward(
+        self, tau: float, generator: torch.Generator | None = None, *, hard: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(X [G, n, d], Ã [G, n, n])`` with a fresh Gumbel draw (``hard``: straight-through 0/1)."""
+        return self.features(), gumbel_adjacency(self.edge_logits(), tau, generator, hard=hard)
+
+    @torch.no_grad()
+    def hard_graphs(
+        self, store: Literal["threshold", "sample"] = "threshold", generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The stored graphs (detached): features and the adjacency ``a > 0.5`` (the paper) or one
+        symmetric Bernoulli(a) draw (``store="sample"``)."""
+        a = self.edge_probs()
+        if store == "sample":
+            draw = (torch.rand(a.shape, generator=generator).to(a.device) < a).float().triu(1)
+            adj = draw + draw.transpose(1, 2)
+        else:
+            adj = (a > 0.5).float()
+        return self.features().detach().clone(), adj
+
+
+def cv_squared(values: torch.Tensor) -> torch.Tensor:
+    """Squared coefficient of variation ``Var / Mean²`` (the load-balancing loss; 0 for one value)."""
+    if values.numel() <= 1:
+        return torch.zeros((), device=values.device)
+    return values.float().var() / (values.float().mean() ** 2 + 1e-10)
+
+
+class MergedGNN(nn.Module):
+    """Noisy top-k MoE over frozen experts with real-valued masks on their classifier heads."""
+
+    def __init__(self, experts: list[DenseExpert], in_channels: int, top_k: int) -> None:
+        super().__init__()
+        if not 1 <= top_k <= len(experts):
+            raise GraphInputError(f"top_k = {top_k}: expected 1..{len(experts)} (the number of experts)")
+        self.experts = nn.ModuleList(experts)
+        for p in self.experts.parameters():
+            p.requires_grad_(False)
+        self.top_k = top_k
+        self.mask_w = nn.ParameterList([nn.Parameter(torch.ones_like(e.head.weight)) for e in experts])
+        self.mask_b = nn.ParameterList([nn.Parameter(torch.ones_like(e.head.bias)) for e in experts])
+        self.w_gate = nn.Parameter(torch.zeros(in_channels, len(experts)))
+        self.w_noise = nn.Parameter(torch.zeros(in_channels, len(experts)))
+
+    def train(self, mode: bool = True) -> MergedGNN:
+        """The gate trains; the frozen experts always run in eval mode (their BatchNorm statistics stay)."""
+        super().train(mode)
+        self.experts.eval()
+        return self
+
+    def gates(self, x: torch.Tensor, mask: torch.Tensor, noisy: bool) -> torch.Tensor:
+        """``[B, M]`` gate weights: softmax over the top-k of ``g W_g (+ ε softplus(g W_n))``, 0 elsewhere."""
+        m = mask.to(x.dtype).unsqueeze(-1)
+        g = (x * m).sum(1) / m.sum(1).clamp(min=1.0)
+        clean = g @ self.w_gate
+        logits = clean + torch.randn_like(clean) * F.softplus(g @ self.w_noise) if noisy else clean
+        top, idx = logits.topk(self.top_k, dim=-1)
+        sparse = torch.full_like(logits, float("-inf")).scatter(-1, idx, top)
+        return sparse.softmax(-1)
+
+    def expert_logits(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``[B, M, C]``: every masked expert's logits."""
+        outs = [e(x, adj, mask, mw, mb) for e, mw, mb in zip(self.experts, self.mask_w, self.mask_b, strict=True)]
+        return torch.stack(outs, 1)
+
+    def forward(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``(Γ(G) [B, C], gates [B, M], expert logits [B, M, C])``; the gate noise is on in training."""
+        gates = self.gates(x, mask, noisy=self.training)
+        each = self.expert_logits(x, adj, mask)
+        return (gates.unsqueeze(-1) * each).sum(1), gates, each

@@ -1,0 +1,295 @@
+"""OGMM: Gumbel adjacency, BN matching, gate sparsity, head masks, data-free stage 2, data, config, claims, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from torch_geometric.nn import DenseGATConv
+
+from iclr26_graphs.cli import METHODS, main
+from iclr26_graphs.data.graph_domains import DenseGraphs, make_domains, motif_graph, motif_graphs
+from iclr26_graphs.errors import GraphInputError
+from iclr26_graphs.methods.ogmm import train as ogmm_train
+from iclr26_graphs.methods.ogmm.claims import claims, report
+from iclr26_graphs.methods.ogmm.config import PRESETS, OGMMConfig
+from iclr26_graphs.methods.ogmm.model import (
+    DenseExpert,
+    GraphInverter,
+    MergedGNN,
+    SoftDenseGATConv,
+    bn_matching_loss,
+    gumbel_adjacency,
+)
+from iclr26_shared.errors import ConfigError, DataError
+from iclr26_shared.testing import smoke_run
+
+SMOKE = PRESETS["smoke"]
+
+
+def _tiny_domains(seed: int = 0):
+    return make_domains("motifs", seed=seed, per_domain=24, target_size=12, nodes=(6, 8))
+
+
+def _experts(split, archs=("gcn", "gin")) -> list[tuple[str, DenseExpert]]:
+    cfg = dataclasses.replace(SMOKE, expert_epochs=3, hidden=8, archs=archs)
+    out = []
+    for i, arch in enumerate(archs):
+        for dom, data in (("A", split.a_train), ("B", split.b_train)):
+            out.append((f"{arch}-{dom}", ogmm_train.train_expert(arch, data, 2, cfg, i, len(out))))
+    return out
+
+
+# ---- stage 1 pieces ------------------------------------------------------------------------------------
+
+
+def test_gumbel_adjacency_is_symmetric_zero_diagonal_and_differentiable() -> None:
+    logits = torch.randn(3, 6, 6)
+    logits = ((logits + logits.transpose(1, 2)) / 2).requires_grad_()
+    adj = gumbel_adjacency(logits, 0.5, torch.Generator().manual_seed(0))
+    assert torch.allclose(adj, adj.transpose(1, 2))
+    assert torch.all(torch.diagonal(adj, dim1=1, dim2=2) == 0)
+    assert bool(((adj >= 0) & (adj <= 1)).all())
+    (adj * torch.randn(3, 6, 6)).sum().backward()
+    assert logits.grad is not None and float(logits.grad.abs().sum()) > 0
+    hard = gumbel_adjacency(logits.detach(), 0.5, torch.Generator().manual_seed(0), hard=True)
+    assert torch.allclose(hard, hard.round(), atol=1e-6)  # 0/1 up to the straight-through rounding
+    inv = GraphInverter(2, 5, 4, 8, torch.Generator().manual_seed(0))
+    x, a = inv(0.5)
+    assert x.shape == (2, 5, 4) and torch.allclose(a, a.transpose(1, 2))
+    _, stored = inv.hard_graphs()
+    assert torch.equal(stored, stored.transpose(1, 2)) and torch.all(torch.diagonal(stored, dim1=1, dim2=2) == 0)
+
+
+@pytest.mark.parametrize("arch", ["gcn", "gat", "gin"])
+def test_bn_matching_loss_is_zero_on_the_experts_own_statistics(arch: str) -> None:
+    torch.manual_seed(0)
+    expert = DenseExpert(arch, 4, 8, 2).eval()  # pyright: ignore[reportArgumentType]
+    x = torch.randn(5, 6, 4)
+    adj = (torch.rand(5, 6, 6) < 0.4).float().triu(1)
+    adj = adj + adj.transpose(1, 2)
+    mask = torch.ones(5, 6, dtype=torch.bool)
+    mask[0, 4:] = False
+    with torch.no_grad():
+        for layer, bn in enumerate(expert.bns):  # set each layer's running stats to the batch stats, in order
+            h = expert.embed(x, adj, mask)[1][layer]
+            assert isinstance(bn, torch.nn.BatchNorm1d)
+            bn.running_mean.copy_(h.mean(0))  # pyright: ignore[reportOptionalMemberAccess]
+            bn.running_var.copy_(h.var(0, unbiased=True))  # pyright: ignore[reportOptionalMemberAccess]
+        own = float(bn_matching_loss(expert, expert.embed(x, adj, mask)[1]))
+        other = float(bn_matching_loss(expert, expert.embed(x + 1.0, adj, mask)[1]))
+    assert own == pytest.approx(0.0, abs=1e-10)
+    assert other > 1e-3
+
+
+def test_soft_gat_equals_pyg_dense_gat_on_binary_adjacency() -> None:
+    torch.manual_seed(0)
+    ours = SoftDenseGATConv(4, 6, heads=2, concat=False)
+    ref = DenseGATConv(4, 6, heads=2, concat=False)
+    ref.load_state_dict(ours.state_dict())
+    x = torch.randn(3, 5, 4)
+    adj = (torch.rand(3, 5, 5) < 0.5).float().triu(1)
+    adj = adj + adj.transpose(1, 2)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[1, 3:] = False
+    assert torch.allclose(ours(x, adj, mask), ref(x, adj, mask), atol=1e-6)
+    soft = adj.clone().requires_grad_()
+    ours(x, soft * 0.9, mask).sum().backward()
+    assert soft.grad is not None and float(soft.grad.abs().sum()) > 0  # PyG's masked_fill would give none
+
+
+# ---- stage 2 pieces ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_gate_sparsity_equals_k(k: int) -> None:
+    torch.manual_seed(0)
+    experts = [DenseExpert("gcn", 4, 8, 2) for _ in range(4)]
+    model = MergedGNN(experts, 4, k)
+    with torch.no_grad():
+        model.w_gate.normal_()
+        model.w_noise.normal_()
+    x, mask = torch.randn(7, 5, 4), torch.ones(7, 5, dtype=torch.bool)
+    for noisy in (False, True):
+        g = model.gates(x, mask, noisy=noisy)
+        assert torch.equal((g > 0).sum(-1), torch.full((7,), k))
+        assert torch.allclose(g.sum(-1), torch.ones(7))
+    with pytest.raises(GraphInputError, match="top_k"):
+        MergedGNN(experts, 4, 5)
+
+
+def test_masks_start_at_one_and_reproduce_the_experts() -> None:
+    torch.manual_seed(0)
+    experts = [DenseExpert(a, 4, 8, 3).eval() for a in ("gcn", "gat", "gin")]  # pyright: ignore[reportArgumentType]
+    model = MergedGNN([e for e in experts], 4, 1).eval()
+    assert all(bool((w == 1).all()) for w in model.mask_w) and all(bool((b == 1).all()) for b in model.mask_b)
+    x = torch.randn(4, 5, 4)
+    adj = (torch.rand(4, 5, 5) < 0.5).float().triu(1)
+    adj = adj + adj.transpose(1, 2)
+    mask = torch.ones(4, 5, dtype=torch.bool)
+    each = model.expert_logits(x, adj, mask)
+    for j, e in enumerate(experts):
+        assert torch.allclose(each[:, j], e(x, adj, mask))
+    with torch.no_grad():  # route everything to expert 2: Γ is that expert
+        model.w_gate.zero_()
+        model.w_gate[:, 2] = 10.0
+    x = x.abs() + 0.1
+    assert torch.allclose(model(x, adj, mask)[0], experts[2](x, adj, mask), atol=1e-6)
+    with torch.no_grad():
+        model.mask_w[2].mul_(0.5)
+    assert not torch.allclose(model(x, adj, mask)[0], experts[2](x, adj, mask))
+
+
+def test_stage_2_touches_no_source_or_target_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stages 1 and 2 (and the data-free baselines) run with every data source disabled, and stage 2
+    trains on exactly the generated graphs."""
+    split = _tiny_domains()
+    experts = _experts(split)
+    cfg = dataclasses.replace(SMOKE, gen_graphs=6, gen_nodes=6, gen_epochs=3, merge_epochs=2, kd_epochs=1, hidden=8)
+
+    def no_data(*args, **kwargs):
+        raise AssertionError("source/target data was touched after stage 0")
+
+    import iclr26_graphs.data.graph_domains as domains
+
+    for name in ("make_domains", "motif_graphs", "motif_graph", "_motif_domains", "_tu_domains"):
+        monkeypatch.setattr(domains, name, no_data)
+    monkeypatch.setattr(ogmm_train, "make_domains", no_data)
+    monkeypatch.setattr(ogmm_train, "_domains", no_data)
+    parts = [ogmm_train.generate(e, 2, cfg, j)[0] for j, (_, e) in enumerate(experts)]
+    generated = DenseGraphs.cat(parts)
+    seen: list[torch.Tensor] = []
+    real = MergedGNN.forward
+
+    def spy(self, x, adj, mask):
+        if self.training:
+            seen.append(x.detach().clone())
+        return real(self, x, adj, mask)
+
+    monkeypatch.setattr(MergedGNN, "forward", spy)
+    ogmm_train.merge(experts, generated, cfg, 2, 0)
+    ogmm_train.kd_student(experts, generated, cfg, "gin", 0)
+    ogmm_train.greedy_soup([e for n, e in experts if n.startswith("gcn")], generated)
+    assert seen
+    pool = generated.x.flatten(1)
+    for batch in seen:
+        for row in batch.flatten(1):
+            assert bool(((pool - row).abs().amax(1) == 0).any()), "stage 2 saw a graph that was not generated"
+
+
+def test_generation_reaches_its_label_on_a_trained_expert() -> None:
+    split = make_domains("motifs", seed=1, per_domain=64, target_size=8, nodes=(8, 10))
+    cfg = dataclasses.replace(SMOKE, expert_epochs=15, hidden=16, gen_graphs=16, gen_nodes=10, gen_epochs=60)
+    expert = ogmm_train.train_expert("gcn", split.a_train, 2, cfg, 0, 0)
+    _, stats = ogmm_train.generate(expert, 2, cfg, 0)
+    assert stats["label_rate"] >= 0.75
+    assert stats["bn_generated"] < stats["bn_random"]
+
+
+# ---- data, config, claims, CLI -------------------------------------------------------------------------
+
+
+def test_motif_data_density_labels_and_features() -> None:
+    gen = torch.Generator().manual_seed(0)
+    e0 = motif_graph(10, 1.0, 0, gen)
+    e1 = motif_graph(10, 1.0, 1, gen)
+    assert e0.size(1) == 10 + 6 + 1 and e1.size(1) == 10 + 5 + 1
+    g = motif_graphs(40, (3.0, 4.0), gen, nodes=(12, 16))
+    assert abs(int(g.y.sum()) - 20) == 0
+    assert torch.equal(g.adj, g.adj.transpose(1, 2))
+    assert torch.allclose(g.x.sum(-1), g.mask.float())
+    split = _tiny_domains()
+    assert float(split.a_train.density.max()) < float(split.b_train.density.min())
+    assert set(split.target.domain.tolist()) == {0, 1}
+    between = make_domains("motifs", seed=0, per_domain=8, target_size=6, nodes=(6, 8), target="between")
+    assert set(between.target.domain.tolist()) == {-1}
+    with pytest.raises(GraphInputError, match="dataset"):
+        make_domains("nope", seed=0)
+    with pytest.raises(GraphInputError, match="label"):
+        motif_graph(5, 1.0, 2, gen)
+
+
+def test_tu_names_fail_offline_with_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch_geometric.datasets as pyg_datasets
+
+    def offline(*args, **kwargs):
+        raise OSError("no network")
+
+    monkeypatch.setattr(pyg_datasets, "TUDataset", offline)
+    with pytest.raises(DataError, match="MUTAG.*ICLR26_DATA"):
+        make_domains("MUTAG", seed=0)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("top_k", 5, "top_k"),
+        ("density_a", (1.0, 0.5), "density_a"),
+        ("density_b", (0.2, 0.4), "density_b"),
+        ("archs", ("gcn", "gcn"), "archs"),
+        ("min_nodes", 30, "min_nodes"),
+        ("gen_epochs", 0, "gen_epochs"),
+        ("per_domain", 2, "per_domain"),
+    ],
+)
+def test_bad_config_names_the_field(field: str, value: object, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        dataclasses.replace(SMOKE, **{field: value})
+
+
+def test_bad_flag_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ogmm", "--preset", "smoke", "--top-k", "9", "--device", "cpu"]) == 2
+    assert "top_k" in capsys.readouterr().err
+
+
+def _results(ours: float, best_expert: float, ens: float, rate: float, bn: tuple[float, float]) -> dict:
+    return {
+        "num_classes": 2,
+        "target_accuracy": {
+            "ogmm": ours,
+            "gcn-A": best_expert,
+            "gcn-B": 0.55,
+            "ens-prob": ens,
+            "ens-highconf": 0.5,
+            "uni-soup-gcn": 0.6,
+            "greedy-soup-gcn": 0.58,
+            "kd": 0.6,
+        },
+        "experts": [
+            {"name": "gcn-A", "in_domain_acc": 0.95, "cross_domain_acc": 0.6},
+            {"name": "gcn-B", "in_domain_acc": 0.9, "cross_domain_acc": 0.7},
+        ],
+        "generation": {"label_rate": rate, "bn_generated": bn[0], "bn_random": bn[1], "per_expert": []},
+        "topk": {"1": 0.7, "2": ours, "3": 0.75},
+        "routing_own_domain": 0.8,
+    }
+
+
+def test_claims_hold_fail_and_respect_chance() -> None:
+    good = {c.claim: c for c in claims(_results(0.9, 0.8, 0.85, 0.95, (0.1, 2.0)))}
+    assert all(c.verdict == "holds" for c in good.values()), [(k, c.verdict) for k, c in good.items()]
+    assert len(good) == 9
+    bad = {c.claim: c for c in claims(_results(0.7, 0.8, 0.85, 0.5, (3.0, 2.0)))}
+    assert bad["The merged model beats every single expert on the target domain"].verdict == "fails"
+    assert bad["The merged model beats the ensembles (Ens-Prob, Ens-HighConf) on the target domain"].verdict == "fails"
+    assert (
+        bad["Generated graphs match their expert's BatchNorm statistics better than random graphs"].verdict == "fails"
+    )
+    at_chance = _results(0.5, 0.5, 0.5, 0.5, (0.1, 2.0))
+    at_chance["target_accuracy"]["gcn-B"] = 0.49
+    chance = {c.claim: c for c in claims(at_chance)}
+    assert chance["The merged model beats every single expert on the target domain"].verdict == "inconclusive"
+    assert "Target accuracy" in report(
+        {**_results(0.9, 0.8, 0.85, 0.95, (0.1, 2.0)), "dataset": "motifs", "target": "mixture", "density": {}}
+    )
+
+
+def test_smoke_run_writes_a_valid_run_directory(tmp_path) -> None:
+    _, results = smoke_run(METHODS["ogmm"], tmp_path)
+    acc = results["target_accuracy"]
+    assert {"ogmm", "gcn-A", "gin-B", "ens-prob", "ens-highconf", "uni-soup-gcn", "greedy-soup-gin", "kd"} <= set(acc)
+    assert all(0.0 <= v <= 1.0 for v in acc.values())
+    assert set(results["topk"]) == {"1", "2"}
+    assert results["sizes"]["generated"] == SMOKE.gen_graphs * SMOKE.num_experts
+    assert isinstance(OGMMConfig(), OGMMConfig)
