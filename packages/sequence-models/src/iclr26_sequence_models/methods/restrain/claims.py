@@ -1,0 +1,123 @@
+"""The central claims of RESTRAIN (Yu et al., ICLR 2026, main table and ablation table), checked on
+``results.json`` (only for the variants a run trained). pass@1 is the mean grader score over samples."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from iclr26_shared.spec import Claim
+
+__all__ = ["CONTROL_MARGIN", "STABILITY_MARGIN", "WIN_MARGIN", "claims", "report"]
+
+#: pass@1 the gold-label GRPO control must gain over the base model (a working RL loop gains far more).
+CONTROL_MARGIN = 0.05
+#: pass@1 by which RESTRAIN must beat a reference (a tie is no improvement).
+WIN_MARGIN = 0.005
+#: How much more TTRL must lose from its best curve point than RESTRAIN for "TTRL degrades, RESTRAIN stays".
+STABILITY_MARGIN = 0.02
+
+
+def _pass1(results: Mapping[str, Any], variant: str) -> float | None:
+    r = results.get("variants", {}).get(variant)
+    return None if r is None else float(r["final"]["pass@1"])
+
+
+def _drop(results: Mapping[str, Any], variant: str) -> float:
+    """Best curve point minus the last one (>= 0): how far training fell back from its peak."""
+    curve = [float(c["pass@1"]) for c in results["variants"][variant]["curve"]]
+    return max(curve) - curve[-1]
+
+
+def claims(results: Mapping[str, Any]) -> list[Claim]:
+    """RESTRAIN vs base and TTRL, stability over steps, the ablation ordering and the gold-label control."""
+    out: list[Claim] = []
+    base = float(results["base"]["final"]["pass@1"])
+    chance = float(results["chance"])
+    p = {v: _pass1(results, v) for v in ("ttrl", "restrain", "no_plw", "no_nrp", "no_pw", "gold")}
+    task = results["settings"]["task"]
+    paper_main = "Qwen3-4B-Base avg pass@1: RESTRAIN 51.0, TTRL 42.2, gold GRPO 51.4 (main table)"
+    if p["restrain"] is not None:
+        out.append(
+            Claim(
+                claim=f"without labels, RESTRAIN improves test pass@1 over the base model by >= {WIN_MARGIN} ({task})",
+                metric="test pass@1 (baseline: base model)",
+                ours=p["restrain"],
+                baseline=base,
+                better="higher",
+                margin=WIN_MARGIN,
+                chance=chance,
+                paper=paper_main,
+            )
+        )
+    if p["restrain"] is not None and p["ttrl"] is not None:
+        out += [
+            Claim(
+                claim=f"RESTRAIN beats TTRL (majority-vote rewards) by >= {WIN_MARGIN} at equal steps ({task})",
+                metric="test pass@1 (baseline: TTRL)",
+                ours=p["restrain"],
+                baseline=p["ttrl"],
+                better="higher",
+                margin=WIN_MARGIN,
+                chance=chance,
+                paper=paper_main,
+            ),
+            Claim(
+                claim=f"TTRL falls back from its best pass@1 while RESTRAIN stays stable "
+                f"(RESTRAIN's drop from its peak is smaller by >= {STABILITY_MARGIN})",
+                metric="best minus final curve pass@1 (lower is better; baseline: TTRL)",
+                ours=_drop(results, "restrain"),
+                baseline=_drop(results, "ttrl"),
+                better="lower",
+                margin=STABILITY_MARGIN,
+                paper="TTRL collapses after ~50 steps on MATH500; RESTRAIN stays stable (training curves)",
+            ),
+        ]
+    if p["no_plw"] is not None and p["no_nrp"] is not None and p["no_pw"] is not None:
+        out.append(
+            Claim(
+                claim="removing pseudo-label weighting hurts most (lowest pass@1 of the three ablations)",
+                metric="test pass@1 (lower is the claimed direction; baseline: worst of -NRP, -prompt weighting)",
+                ours=p["no_plw"],
+                baseline=min(p["no_nrp"], p["no_pw"]),
+                better="lower",
+                margin=WIN_MARGIN,
+                paper="avg pass@1: -PLW 37.5 (collapses), -NRP 42.1; AIME25 -prompt weighting 18.1 (ablation table)",
+            )
+        )
+    if p["gold"] is not None:
+        out.append(
+            Claim(
+                claim=f"control: GRPO with gold rewards lifts pass@1 over the base model by >= {CONTROL_MARGIN} "
+                "(the RL loop works at this scale)",
+                metric="test pass@1 (baseline: base model)",
+                ours=p["gold"],
+                baseline=base,
+                better="higher",
+                margin=CONTROL_MARGIN,
+                chance=chance,
+                paper="gold-label GRPO is the upper bound: 51.4 avg (main table)",
+            )
+        )
+    return out
+
+
+def report(results: Mapping[str, Any]) -> str:
+    """Markdown: final test metrics per variant and the pass@1 curve points."""
+    s = results["settings"]
+    lines = [
+        f"## {s['task']}, policy {s['model']}, n = {s['rollouts']} rollouts, {s['steps']} steps x "
+        f"{s['prompts_per_step']} prompts (k={s['k']}, sigma={s['sigma']}, kappa={s['kappa']}, delta={s['delta']})",
+        "",
+        "| run | pass@1 | maj@k | parse rate | curve pass@1 (step: value) |",
+        "|---|---|---|---|---|",
+    ]
+    b = results["base"]["final"]
+    maj_key = next(k for k in b if k.startswith("maj@"))
+    lines.append(f"| base | {b['pass@1']:.4f} | {b[maj_key]:.4f} | {b['parse_rate']:.3f} | - |")
+    for v, r in results["variants"].items():
+        f = r["final"]
+        curve = ", ".join(f"{c['step']}: {c['pass@1']:.3f}" for c in r["curve"])
+        lines.append(f"| {v} | {f['pass@1']:.4f} | {f[maj_key]:.4f} | {f['parse_rate']:.3f} | {curve} |")
+    lines += ["", f"Chance pass@1 (uniform over the answer range): {results['chance']:.4f}.", ""]
+    return "\n".join(lines)

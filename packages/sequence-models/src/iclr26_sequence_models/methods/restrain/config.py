@@ -1,0 +1,161 @@
+"""Config of the ``restrain`` method (RESTRAIN vs TTRL vs ablations vs gold-label GRPO, no torch here).
+
+The paper's hyper-parameters n, σ, k, κ, δ, ε, β were not recovered (research notes §2.2): every one is a
+field, with defaults chosen for the CPU setting and documented in the package README.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Annotated, Literal
+
+import annotated_types as at
+
+from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
+from iclr26_shared.errors import ConfigError
+
+__all__ = ["PRESETS", "VARIANTS", "RestrainConfig"]
+
+Variant = Literal["ttrl", "restrain", "no_plw", "no_nrp", "no_pw", "gold"]
+#: Every variant the method knows: TTRL, full RESTRAIN, its three ablations, GRPO with gold labels.
+VARIANTS: tuple[Variant, ...] = ("ttrl", "restrain", "no_plw", "no_nrp", "no_pw", "gold")
+
+
+@dataclass(frozen=True)
+class RestrainConfig:
+    """RESTRAIN (Yu et al., ICLR 2026): label-free GRPO on unlabelled prompts with self-penalisation."""
+
+    model: Literal["tiny", "smollm2"] = "tiny"
+    """Policy: 'tiny' (a small Llama pre-trained here to partial competence) or 'smollm2' (SmolLM2-135M-Instruct)."""
+    tiny_hidden: PosInt = 64
+    """Hidden width of the tiny Llama."""
+    tiny_layers: PosInt = 2
+    """Layers of the tiny Llama."""
+    tiny_heads: PosInt = 4
+    """Attention heads of the tiny Llama."""
+    pretrain_steps: NonNegInt = 600
+    """Supervised pre-training steps of the tiny base model on the labelled pretrain split (0: random init)."""
+    pretrain_batch: PosInt = 64
+    """Pre-training batch size."""
+    pretrain_lr: PosFloat = 3e-3
+    """Pre-training learning rate (AdamW)."""
+    terms: Annotated[int, at.Interval(ge=2, le=5)] = 3
+    """Terms per chain_sum problem."""
+    digits: Annotated[int, at.Interval(ge=1, le=3)] = 1
+    """Digits per term."""
+    n_pretrain: PosInt = 1024
+    """Labelled problems for pre-training the tiny base model."""
+    n_train: PosInt = 64
+    """Unlabelled training prompts (their answers are never read by the label-free variants)."""
+    n_test: PosInt = 256
+    """Held-out test problems (pass@1)."""
+    prompt_source: Literal["test", "train"] = "test"
+    """RL prompts: 'test' = test-time RL on the unlabelled test prompts (TTRL's protocol and RESTRAIN's
+    test-time variant; their answers are never read by the label-free variants), 'train' = the unlabelled
+    train split, evaluated on the held-out test split."""
+    variants: tuple[Variant, ...] = VARIANTS
+    """Which runs to train (all from the same base model, prompts and seed)."""
+    steps: PosInt = 50
+    """RL steps per variant."""
+    prompts_per_step: PosInt = 32
+    """Prompts per RL step (divided over torchrun processes)."""
+    rollouts: Annotated[int, at.Ge(2)] = 8
+    """n: rollouts per prompt."""
+    max_new_tokens: PosInt = 4
+    """Completion length cap."""
+    temperature: PosFloat = 1.0
+    """Rollout sampling temperature."""
+    top_p: Annotated[float, at.Interval(gt=0, le=1)] = 1.0
+    """Rollout nucleus sampling."""
+    lr: PosFloat = 3e-4
+    """RL learning rate (AdamW)."""
+    clip_eps: Annotated[float, at.Interval(gt=0, lt=1)] = 0.2
+    """ε of GRPO's ratio clip."""
+    kl_beta: NonNegFloat = 0.0
+    """β of the KL penalty to the frozen base model (0: none, as in TTRL)."""
+    ppo_epochs: PosInt = 1
+    """Optimiser steps per rollout batch (>1 makes the ratio clip active)."""
+    grad_clip: PosFloat = 1.0
+    """Gradient-norm clip."""
+    adv_eps: PosFloat = 1e-4
+    """ε in the group-normalised advantage (r − mean)/(std + ε)."""
+    k: UnitFloat = 1.0
+    """Centre k of the Gaussian pseudo-label weight g(f) = exp(−(f−k)²/2σ²)."""
+    sigma: PosFloat = 0.3
+    """Bandwidth σ of the Gaussian pseudo-label weight."""
+    kappa: NonNegInt = 3
+    """κ: negative rollout penalisation when the majority count is below κ (0 disables)."""
+    delta: NonNegFloat = 0.5
+    """δ: the advantage of every rollout of a penalised prompt is −δ."""
+    prompt_k: UnitFloat = 1.0
+    """Centre of the prompt weight u_x = g(c_ref/n)."""
+    prompt_sigma: PosFloat = 0.3
+    """Bandwidth of the prompt weight."""
+    eval_samples: PosInt = 4
+    """Samples per test problem for pass@1 (averaged) and majority-vote accuracy."""
+    eval_temperature: PosFloat = 0.6
+    """Sampling temperature of the evaluation."""
+    eval_every: NonNegInt = 10
+    """Steps between curve points (0: start and end only)."""
+    curve_size: PosInt = 128
+    """Test problems used for curve points (the final evaluation uses all n_test)."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if not self.variants:
+            raise ConfigError("variants", self.variants, "at least one of " + ", ".join(VARIANTS))
+        if len(set(self.variants)) != len(self.variants):
+            raise ConfigError("variants", self.variants, "no repeated variant")
+        if self.kappa > self.rollouts:
+            raise ConfigError("kappa", self.kappa, f"<= rollouts = {self.rollouts}")
+        if self.curve_size > self.n_test:
+            raise ConfigError("curve_size", self.curve_size, f"<= n_test = {self.n_test}")
+        if self.tiny_hidden % self.tiny_heads or (self.tiny_hidden // self.tiny_heads) % 2:
+            raise ConfigError(
+                "tiny_heads", self.tiny_heads, f"a divisor of tiny_hidden {self.tiny_hidden} giving an even head width"
+            )
+        pool = self.n_test if self.prompt_source == "test" else self.n_train
+        if self.prompts_per_step > pool:
+            raise ConfigError("prompts_per_step", self.prompts_per_step, f"<= the {pool} {self.prompt_source} prompts")
+
+
+PRESETS: dict[str, RestrainConfig] = {
+    "smoke": RestrainConfig(
+        tiny_hidden=32,
+        pretrain_steps=20,
+        pretrain_batch=32,
+        n_pretrain=128,
+        n_train=32,
+        n_test=32,
+        steps=3,
+        prompts_per_step=4,
+        rollouts=4,
+        kappa=2,
+        eval_every=2,
+        eval_samples=2,
+        curve_size=16,
+    ),
+    "quick": RestrainConfig(),
+    # SmolLM2-135M-Instruct on 2-term 2-digit chain sums in chat form (GPU): paper-like n = 16
+    "full": replace(
+        RestrainConfig(),
+        model="smollm2",
+        terms=2,
+        digits=2,
+        n_pretrain=1,
+        prompt_source="train",
+        n_train=2048,
+        n_test=500,
+        steps=200,
+        prompts_per_step=32,
+        rollouts=16,
+        max_new_tokens=48,
+        kappa=5,
+        lr=1e-6,
+        kl_beta=0.001,
+        eval_samples=4,
+        curve_size=200,
+        eval_every=20,
+        pretrain_steps=0,
+    ),
+}

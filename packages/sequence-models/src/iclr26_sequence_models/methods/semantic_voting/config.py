@@ -1,0 +1,118 @@
+"""Config of the ``semantic-voting`` method (SVSI vs base, flipped pairs, self-judging, entropy minimisation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import annotated_types as at
+
+from iclr26_shared.config import NonNegInt, PosFloat, PosInt, UnitFloat, validate
+from iclr26_shared.errors import ConfigError
+
+__all__ = ["PRESETS", "SV_VARIANTS", "SemanticVotingConfig"]
+
+SvVariant = Literal["sv", "flipped", "sj", "em", "sv_whole"]
+#: Semantic Voting, its flipped-pairs control, self-judging, entropy minimisation, SV without clustering.
+SV_VARIANTS: tuple[SvVariant, ...] = ("sv", "flipped", "sj", "em", "sv_whole")
+
+
+@dataclass(frozen=True)
+class SemanticVotingConfig:
+    """Semantic Voting (SVSI, arXiv 2509.23067): self-improvement by embedding-similarity votes + DPO."""
+
+    tiny_hidden: PosInt = 96
+    """Hidden width of the tiny Llama policy."""
+    tiny_layers: PosInt = 2
+    """Layers of the tiny Llama."""
+    tiny_heads: PosInt = 4
+    """Attention heads of the tiny Llama."""
+    pretrain_steps: NonNegInt = 150
+    """Supervised pre-training steps of the base model on the labelled pretrain split."""
+    pretrain_batch: PosInt = 64
+    """Pre-training batch size."""
+    pretrain_lr: PosFloat = 3e-3
+    """Pre-training learning rate (AdamW)."""
+    digits: Annotated[int, at.Interval(ge=1, le=5)] = 3
+    """Numbers are drawn from [0, 10**digits)."""
+    n_pretrain: PosInt = 300
+    """Labelled items for pre-training."""
+    n_train: PosInt = 128
+    """Unlabelled prompts for self-improvement (references never read)."""
+    n_test: PosInt = 256
+    """Held-out items (chrF and exact match against the references)."""
+    variants: tuple[SvVariant, ...] = SV_VARIANTS
+    """Which pair constructions to train with DPO (each from the same base model and samples)."""
+    samples: Annotated[int, at.Ge(2)] = 16
+    """N candidates per prompt (paper: 64)."""
+    temperature: PosFloat = 0.7
+    """Sampling temperature (paper: 0.7)."""
+    top_p: Annotated[float, at.Interval(gt=0, le=1)] = 0.9
+    """Nucleus sampling (paper: 0.9)."""
+    max_new_tokens: PosInt = 48
+    """Completion length cap."""
+    distance: Literal["cosine", "official_quirk"] = "cosine"
+    """HDBSCAN distance: 1 − cos (paper) or the official code's similarity-as-distance."""
+    min_cluster_size: Annotated[int, at.Ge(2)] = 5
+    """HDBSCAN min_cluster_size (paper: 5)."""
+    min_samples: PosInt = 2
+    """HDBSCAN min_samples (paper: 2)."""
+    filter_length: PosInt = 5
+    """Skip a prompt with fewer valid candidates (paper: 5)."""
+    dpo_beta: PosFloat = 0.4
+    """DPO β (paper: 0.4)."""
+    lr: PosFloat = 2e-4
+    """DPO learning rate (paper 1e-6 for 1B-8B models; scaled up for the tiny model)."""
+    epochs: PosInt = 4
+    """DPO epochs over the pairs (paper: 4)."""
+    batch_size: PosInt = 8
+    """DPO pairs per step (paper: 4 per device)."""
+    warmup: UnitFloat = 0.1
+    """Warm-up fraction of the cosine schedule (paper: 0.1)."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if not self.variants or len(set(self.variants)) != len(self.variants):
+            raise ConfigError("variants", self.variants, "one or more distinct of " + ", ".join(SV_VARIANTS))
+        if self.filter_length > self.samples:
+            raise ConfigError("filter_length", self.filter_length, f"<= samples = {self.samples}")
+        if self.min_cluster_size > self.samples:
+            raise ConfigError("min_cluster_size", self.min_cluster_size, f"<= samples = {self.samples}")
+        if self.n_pretrain + self.n_train + self.n_test > 10**self.digits:
+            raise ConfigError(
+                "digits",
+                self.digits,
+                f"enough numbers for {self.n_pretrain}+{self.n_train}+{self.n_test} distinct items",
+            )
+        if self.tiny_hidden % self.tiny_heads or (self.tiny_hidden // self.tiny_heads) % 2:
+            raise ConfigError(
+                "tiny_heads", self.tiny_heads, f"a divisor of tiny_hidden {self.tiny_hidden} giving an even head width"
+            )
+
+
+PRESETS: dict[str, SemanticVotingConfig] = {
+    "smoke": SemanticVotingConfig(
+        tiny_hidden=32,
+        pretrain_steps=30,
+        pretrain_batch=16,
+        digits=2,
+        n_pretrain=40,
+        n_train=8,
+        n_test=16,
+        samples=6,
+        epochs=1,
+        batch_size=4,
+        max_new_tokens=24,
+    ),
+    "quick": SemanticVotingConfig(),
+    "full": SemanticVotingConfig(
+        tiny_hidden=256,
+        tiny_layers=4,
+        digits=4,
+        n_pretrain=2000,
+        n_train=2000,
+        n_test=1000,
+        samples=64,
+        pretrain_steps=600,
+    ),
+}

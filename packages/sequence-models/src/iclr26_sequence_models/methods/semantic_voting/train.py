@@ -1,0 +1,289 @@
+"""Training of ``semantic-voting``: sample N candidates per unlabelled prompt from the frozen base model
+once, build (chosen, rejected) pairs with each scorer, train one DPO policy per scorer from the base, and
+evaluate every policy (greedy) against the held-out references with chrF and exact match.
+
+Scorers (SVSI, arXiv 2509.23067, §3 and its baselines):
+
+* ``sv``: Semantic Voting, MiniLM embeddings → largest HDBSCAN cluster → centroid cosine, best vs worst;
+* ``sv_whole``: the same without clustering (the docker service's ``clustering='whole'``);
+* ``flipped``: SV's pairs with chosen and rejected swapped (the paper's control: it should degrade);
+* ``sj``: self-judging, the policy scores each candidate by ``log p(y) − log p(n)`` after a judge prompt;
+* ``em``: entropy minimisation, the policy's most confident candidate (lowest mean token NLL) vs its least.
+
+DPO runs go through :mod:`iclr26_shared.distributed` (each rank takes its share of each batch of pairs).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from iclr26_sequence_models.methods.semantic_voting.config import SemanticVotingConfig
+from iclr26_sequence_models.methods.semantic_voting.model import build_base
+from iclr26_sequence_models.selfimprove.generation import generate_rollouts, pack_completions
+from iclr26_sequence_models.selfimprove.models import CharCodec
+from iclr26_sequence_models.selfimprove.rl import token_logprobs
+from iclr26_sequence_models.selfimprove.semantic import dpo_loss, embed_texts, semantic_vote_pair
+from iclr26_sequence_models.selfimprove.tasks import WordsItem, chrf
+from iclr26_shared.distributed import DistContext
+from iclr26_shared.runs import RunDir
+
+__all__ = ["confidence_scores", "dpo_train", "evaluate", "judge_scores", "run", "sample_candidates"]
+
+PairList = list[tuple[str, str, str]]  # (prompt, chosen, rejected)
+
+
+@torch.no_grad()
+def evaluate(model: Any, codec: CharCodec, items: list[WordsItem], cfg: SemanticVotingConfig) -> dict[str, float]:
+    """Greedy decoding; mean chrF and exact match against the references."""
+    scores, exact = [], []
+    for start in range(0, len(items), 128):
+        part = items[start : start + 128]
+        roll = generate_rollouts(
+            model, codec, [it.prompt for it in part], n=1, max_new_tokens=cfg.max_new_tokens, greedy=True
+        )
+        for it, text in zip(part, roll.texts, strict=True):
+            scores.append(chrf(text.strip(), it.reference))
+            exact.append(float(text.strip() == it.reference))
+    return {"chrf": float(np.mean(scores)), "exact": float(np.mean(exact))}
+
+
+@torch.no_grad()
+def sample_candidates(
+    model: Any, codec: CharCodec, prompts: list[str], cfg: SemanticVotingConfig, seed: int
+) -> list[list[str]]:
+    """``samples`` candidates per prompt (temperature, top-p), stripped."""
+    out: list[list[str]] = []
+    for start in range(0, len(prompts), 32):
+        part = prompts[start : start + 32]
+        roll = generate_rollouts(
+            model,
+            codec,
+            part,
+            n=cfg.samples,
+            max_new_tokens=cfg.max_new_tokens,
+            temperature=cfg.temperature,
+            top_p=cfg.top_p,
+            seed=seed + start,
+        )
+        out += [[t.strip() for t in roll.texts[roll.group(p)]] for p in range(len(part))]
+    return out
+
+
+def _seq_logps(model: Any, codec: CharCodec, prompts: list[str], comps: list[str], mean: bool) -> torch.Tensor:
+    device = next(model.parameters()).device
+    seq, att, cmask, plen = pack_completions(codec, prompts, comps, device)
+    lp = token_logprobs(model, seq, att, plen) * cmask
+    total = lp.sum(-1)
+    return total / cmask.sum(-1) if mean else total
+
+
+@torch.no_grad()
+def confidence_scores(model: Any, codec: CharCodec, prompt: str, cands: list[str]) -> list[float]:
+    """Entropy-minimisation score: the mean token log-prob of each candidate under the policy (higher =
+    more confident, i.e. lower sampled-token entropy)."""
+    return _seq_logps(model, codec, [prompt] * len(cands), cands, mean=True).tolist()
+
+
+@torch.no_grad()
+def judge_scores(model: Any, codec: CharCodec, prompt: str, cands: list[str]) -> list[float]:
+    """Self-judging score ``log p("y") − log p("n")`` of the next token after the judge prompt
+    ``prompt + candidate + "?"`` (the policy judges its own candidates)."""
+    device = next(model.parameters()).device
+    seq, att, _, plen = pack_completions(codec, [prompt + c + "?" for c in cands], [""] * len(cands), device)
+    pos = (att.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=seq[:, :plen], attention_mask=att[:, :plen], position_ids=pos[:, :plen]).logits[:, -1]
+    logp = torch.log_softmax(logits.float(), -1)
+    yes, no = codec.encode_text("y")[0], codec.encode_text("n")[0]
+    return (logp[:, yes] - logp[:, no]).tolist()
+
+
+def _extreme_pair(prompt: str, cands: list[str], scores: list[float]) -> tuple[str, str, str] | None:
+    valid = [i for i, c in enumerate(cands) if c and c.isascii()]
+    if len(valid) < 2:
+        return None
+    best = max(valid, key=lambda i: scores[i])
+    worst = min(valid, key=lambda i: scores[i])
+    return None if cands[best] == cands[worst] else (prompt, cands[best], cands[worst])
+
+
+def build_pairs(
+    variant: str,
+    base: Any,
+    codec: CharCodec,
+    prompts: list[str],
+    cands: list[list[str]],
+    cfg: SemanticVotingConfig,
+    sv_cache: dict[str, Any],
+) -> tuple[PairList, float]:
+    """The (prompt, chosen, rejected) pairs of one scorer and the seconds its pair construction took."""
+    t0 = time.perf_counter()
+    pairs: PairList = []
+    if variant in ("sv", "flipped", "sv_whole"):
+        clustering = variant != "sv_whole"
+        key = "whole" if not clustering else "sv"
+        if key not in sv_cache:
+            embed_texts(["warm-up"])  # load the embedder outside the timed region (a one-off cost)
+            t0 = time.perf_counter()
+            flat = [c for cs in cands for c in cs]
+            emb = embed_texts(flat).reshape(len(cands), len(cands[0]), -1)
+            for p, (prompt, cs) in enumerate(zip(prompts, cands, strict=True)):
+                pair = semantic_vote_pair(
+                    cs,
+                    emb[p],
+                    min_cluster_size=cfg.min_cluster_size,
+                    min_samples=cfg.min_samples,
+                    filter_length=cfg.filter_length,
+                    distance=cfg.distance,
+                    clustering=clustering,
+                )
+                if pair is not None and cs[pair.chosen] != cs[pair.rejected]:
+                    pairs.append((prompt, cs[pair.chosen], cs[pair.rejected]))
+            sv_cache[key] = (pairs, time.perf_counter() - t0)
+        pairs, seconds = sv_cache[key]
+        if variant == "flipped":
+            pairs = [(p, r, c) for p, c, r in pairs]
+        return list(pairs), seconds
+    score_fn = judge_scores if variant == "sj" else confidence_scores
+    for prompt, cs in zip(prompts, cands, strict=True):
+        pair = _extreme_pair(prompt, cs, score_fn(base, codec, prompt, cs))
+        if pair is not None:
+            pairs.append(pair)
+    return pairs, time.perf_counter() - t0
+
+
+def dpo_train(
+    base: Any,
+    codec: CharCodec,
+    pairs: PairList,
+    cfg: SemanticVotingConfig,
+    seed: int,
+    dist: DistContext,
+    run_dir: RunDir | None = None,
+    tag: str = "",
+    step_offset: int = 0,
+) -> tuple[Any, list[float]]:
+    """DPO from ``base`` (also the frozen reference) over ``pairs`` for ``epochs`` epochs, AdamW with linear
+    warm-up then cosine decay; returns the policy and its loss per step."""
+    policy = copy.deepcopy(base)
+    for p in policy.parameters():
+        p.requires_grad_(True)
+    if not pairs:
+        return policy, []
+    net = dist.wrap(policy)
+    opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, weight_decay=0.0)
+    per_epoch = math.ceil(len(pairs) / cfg.batch_size)
+    total = per_epoch * cfg.epochs
+    warm = max(1, int(cfg.warmup * total))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, total - warm)))
+    )
+    with torch.no_grad():
+        ref_c = _seq_logps(base, codec, [p for p, _, _ in pairs], [c for _, c, _ in pairs], mean=False)
+        ref_r = _seq_logps(base, codec, [p for p, _, _ in pairs], [r for _, _, r in pairs], mean=False)
+    gen = torch.Generator().manual_seed(seed)
+    losses: list[float] = []
+    policy.train()
+    for _ in range(cfg.epochs):
+        order = torch.randperm(len(pairs), generator=gen).tolist()
+        for start in range(0, len(order), cfg.batch_size):
+            idx = order[start : start + cfg.batch_size]
+            if dist.distributed:
+                idx = idx[: len(idx) - len(idx) % dist.world_size] or idx
+                idx = dist.shard(idx, what="batch_size")
+            batch = [pairs[i] for i in idx]
+            pc = _seq_logps(net, codec, [p for p, _, _ in batch], [c for _, c, _ in batch], mean=False)
+            pr = _seq_logps(net, codec, [p for p, _, _ in batch], [r for _, _, r in batch], mean=False)
+            loss = dpo_loss(pc, pr, ref_c[idx], ref_r[idx], cfg.dpo_beta)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            if run_dir is not None:
+                run_dir.log(step_offset + len(losses), variant=tag, dpo_loss=dist.mean({"l": losses[-1]})["l"])
+    policy.eval()
+    return policy, losses
+
+
+def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
+    """Pre-train the base, sample candidates, build each scorer's pairs (timed), DPO, evaluate."""
+    device = run_dir.device
+    task, base, codec, pre_losses = build_base(cfg, device, run_dir.seed)
+    for p in base.parameters():
+        p.requires_grad_(False)
+    test = task.splits["test"]
+    base_eval = evaluate(base, codec, test, cfg)
+    # no-skill level: a fluent verbalisation of the wrong number (each test reference scored against another's)
+    perm = np.random.default_rng(run_dir.seed).permutation(len(test))
+    chance = float(np.mean([chrf(test[j].reference, it.reference) for it, j in zip(test, perm, strict=True)]))
+    prompts = [it.prompt for it in task.splits["train"]]
+    t0 = time.perf_counter()
+    cands = sample_candidates(base, codec, prompts, cfg, run_dir.seed + 11)
+    sample_seconds = time.perf_counter() - t0
+    # diagnostics only: how often the candidates / chosen answers are right (references not used in training)
+    ref_of = {it.prompt: it.reference for it in task.splits["train"]}
+    sample_exact = float(np.mean([c == ref_of[p] for p, cs in zip(prompts, cands, strict=True) for c in cs]))
+    ckpt = run_dir.load_checkpoint()
+    done: dict[str, Any] = dict(ckpt[1].get("done", {})) if ckpt is not None else {}
+    sv_cache: dict[str, Any] = {}
+    offset = 0
+    for variant in cfg.variants:
+        if variant not in done:
+            pairs, seconds = build_pairs(variant, base, codec, prompts, cands, cfg, sv_cache)
+            torch.manual_seed(run_dir.seed)
+            policy, losses = dpo_train(base, codec, pairs, cfg, run_dir.seed, run_dir.dist, run_dir, variant, offset)
+            done[variant] = {
+                "final": evaluate(policy, codec, test, cfg),
+                "pairs": len(pairs),
+                "pair_seconds": seconds,
+                "pair_seconds_per_item": seconds / max(1, len(prompts)),
+                "chosen_exact": float(np.mean([c == ref_of[p] for p, c, _ in pairs])) if pairs else float("nan"),
+                "rejected_exact": float(np.mean([r == ref_of[p] for p, _, r in pairs])) if pairs else float("nan"),
+                "dpo_loss": losses[:: max(1, len(losses) // 20)] + losses[-1:],
+                "examples": [list(x) for x in pairs[:3]],
+            }
+            run_dir.save_checkpoint(offset + max(1, len(losses)), {"done": done})
+        offset += 1000
+    results: dict[str, Any] = {
+        "base": {
+            "final": base_eval,
+            "pretrain_loss": pre_losses[-5:],
+            "sample_exact": sample_exact,
+            "sample_seconds": sample_seconds,
+        },
+        "variants": {v: done[v] for v in cfg.variants},
+        "chance_chrf": chance,
+        "settings": {
+            "task": f"numbers < 10^{cfg.digits} to English words",
+            "samples": cfg.samples,
+            "n_train": cfg.n_train,
+            "n_test": cfg.n_test,
+            "distance": cfg.distance,
+            "dpo_beta": cfg.dpo_beta,
+            "lr": cfg.lr,
+            "epochs": cfg.epochs,
+        },
+        "device": str(device),
+    }
+    _plot(run_dir, results)
+    return results
+
+
+def _plot(run_dir: RunDir, results: dict[str, Any]) -> None:
+    from iclr26_shared.plotting import plot_bars
+
+    names = ["base", *results["variants"]]
+    values = [results["base"]["final"]["chrf"], *(r["final"]["chrf"] for r in results["variants"].values())]
+    plot_bars(
+        run_dir.figure_path("chrf"),
+        dict(zip(names, values, strict=True)),
+        ylabel="test chrF",
+        title=results["settings"]["task"],
+    )

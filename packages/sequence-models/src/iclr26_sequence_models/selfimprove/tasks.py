@@ -1,0 +1,215 @@
+"""Tasks with automatic checkers, from the offline PyPI package ``reasoning-gym``.
+
+:class:`ArithmeticTask` draws ``chain_sum`` problems (``a ± b ± c``, GSM-style templated arithmetic) with
+reasoning-gym's seeded generator and grades answers with the data set's own ``score_answer``. Prompts
+come in two styles: ``"compact"`` (``"3+4-2="``, for the character-level tiny model) and ``"chat"`` (the
+reasoning-gym question plus an instruction to end with ``Answer: <number>``, for instruct LMs). Three
+splits are disjoint in their expressions: ``pretrain`` (labelled: only used to pre-train the tiny base
+model to partial competence), ``train`` (its labels are never read by the label-free methods) and ``test``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["ArithmeticTask", "Problem", "extract_answer"]
+
+PromptStyle = Literal["compact", "chat"]
+CHAT_INSTRUCTION = "Reply with the number only, as 'Answer: <number>'."
+_INT = re.compile(r"-?\d+")
+_TAGGED = re.compile(r"(?:answer\s*(?:is)?\s*[:=]?|\\boxed\{)\s*(-?\d+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One prompt with its reasoning-gym entry (the entry's answer is read only by graders)."""
+
+    prompt: str
+    entry: dict[str, Any]
+
+    @property
+    def answer(self) -> str:
+        """The gold answer (for supervised pre-training, gold-reward GRPO and evaluation only)."""
+        return str(self.entry["answer"])
+
+
+def extract_answer(text: str, style: PromptStyle) -> str | None:
+    """The final answer of a completion, canonicalised (``"07"`` → ``"7"``), or None when none parses.
+
+    ``compact``: the whole completion must be an integer. ``chat``: the last ``Answer: n`` / ``answer is n``
+    / ``\\boxed{n}``, else the last integer in the text.
+    """
+    text = text.strip()
+    if style == "compact":
+        return str(int(text)) if _INT.fullmatch(text) else None
+    tagged = _TAGGED.findall(text)
+    if tagged:
+        return str(int(tagged[-1]))
+    nums = _INT.findall(text)
+    return str(int(nums[-1])) if nums else None
+
+
+def _reasoning_gym() -> Any:
+    """Import reasoning-gym; its dependency cellpylib has ``is "literal"`` comparisons that Python 3.11 flags
+    with a SyntaxWarning when compiling, which an error-on-warning filter would turn into a SyntaxError."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        import reasoning_gym
+
+    return reasoning_gym
+
+
+class ArithmeticTask:
+    """``chain_sum`` problems with ``terms`` terms of ``digits`` digits, split three ways by expression."""
+
+    ALPHABET = "0123456789+-="
+
+    def __init__(
+        self,
+        *,
+        terms: int,
+        digits: int,
+        sizes: dict[str, int],
+        seed: int,
+        style: PromptStyle = "compact",
+    ) -> None:
+        rg = _reasoning_gym()
+        self.style: PromptStyle = style
+        self.terms, self.digits = terms, digits
+        total = sum(sizes.values())
+        space = (10**digits) ** terms * 2 ** (terms - 1)
+        if total > space // 2:
+            raise ValueError(f"ArithmeticTask: {total} problems requested but only ~{space} distinct ones exist")
+        self._data = rg.create_dataset(
+            "chain_sum",
+            size=4 * total,
+            seed=seed,
+            min_terms=terms,
+            max_terms=terms,
+            min_digits=digits,
+            max_digits=digits,
+        )
+        seen: set[str] = set()
+        entries: list[dict[str, Any]] = []
+        for e in self._data:
+            expr = e["metadata"]["expression"]
+            if expr not in seen:
+                seen.add(expr)
+                entries.append(e)
+            if len(entries) == total:
+                break
+        if len(entries) < total:
+            raise ValueError(f"ArithmeticTask: only {len(entries)} distinct problems found, {total} requested")
+        self.splits: dict[str, list[Problem]] = {}
+        start = 0
+        for name, size in sizes.items():
+            self.splits[name] = [Problem(self._prompt(e), e) for e in entries[start : start + size]]
+            start += size
+        lo, hi = self.answer_range
+        self.chance = 1.0 / (hi - lo + 1)
+
+    @property
+    def answer_range(self) -> tuple[int, int]:
+        """Smallest and largest possible answer (1-digit terms: the first term is non-negative)."""
+        top = 10**self.digits - 1
+        return -(self.terms - 1) * top, self.terms * top
+
+    def _prompt(self, entry: dict[str, Any]) -> str:
+        expr = str(entry["metadata"]["expression"])
+        if self.style == "compact":
+            return expr.replace(" ", "") + "="
+        return f"{entry['question']}\n{CHAT_INSTRUCTION}"
+
+    def extract(self, text: str) -> str | None:
+        """:func:`extract_answer` in this task's prompt style."""
+        return extract_answer(text, self.style)
+
+    def score(self, answer: str | None, problem: Problem) -> float:
+        """reasoning-gym's ``score_answer`` (1.0 exact, 0 wrong or missing)."""
+        if answer is None:
+            return 0.0
+        return float(self._data.score_answer(answer=answer, entry=problem.entry))
+
+    def target(self, problem: Problem) -> str:
+        """The supervised completion of a pre-training example."""
+        return problem.answer if self.style == "compact" else f"Answer: {problem.answer}"
+
+
+_ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split()
+)
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def number_to_words(n: int) -> str:
+    """English words of ``0 <= n < 10**6`` without "and" or hyphens (``347`` → ``three hundred forty seven``)."""
+    if not 0 <= n < 10**6:
+        raise ValueError(f"number_to_words: {n} is outside [0, 1000000)")
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else " " + _ONES[n % 10])
+    if n < 1000:
+        return _ONES[n // 100] + " hundred" + ("" if n % 100 == 0 else " " + number_to_words(n % 100))
+    return number_to_words(n // 1000) + " thousand" + ("" if n % 1000 == 0 else " " + number_to_words(n % 1000))
+
+
+def chrf(hypothesis: str, reference: str, *, max_n: int = 6, beta: float = 2.0) -> float:
+    """chrF (Popović 2015, sacrebleu's default ``chrF2``): character n-gram F_β, n = 1..6, whitespace removed,
+    precision and recall averaged over the n-gram orders that the texts have; in [0, 1]."""
+    from collections import Counter
+
+    hyp, ref = hypothesis.replace(" ", ""), reference.replace(" ", "")
+    precisions, recalls = [], []
+    for n in range(1, max_n + 1):
+        h = Counter(hyp[i : i + n] for i in range(len(hyp) - n + 1))
+        r = Counter(ref[i : i + n] for i in range(len(ref) - n + 1))
+        if not r:
+            continue
+        match = sum((h & r).values())
+        precisions.append(match / sum(h.values()) if h else 0.0)
+        recalls.append(match / sum(r.values()))
+    if not recalls:
+        return 1.0 if not hyp else 0.0
+    p, rc = sum(precisions) / len(precisions), sum(recalls) / len(recalls)
+    if p + rc == 0:
+        return 0.0
+    return (1 + beta**2) * p * rc / (beta**2 * p + rc)
+
+
+@dataclass(frozen=True)
+class WordsItem:
+    """One verbalisation prompt (``"347>"``) and its reference (never seen by label-free training)."""
+
+    prompt: str
+    reference: str
+
+
+class NumberWordsTask:
+    """Digits → English words, an open-ended generation task with a reference metric (chrF, exact match).
+
+    Numbers are drawn uniformly from ``[0, 10**digits)`` with a seeded NumPy generator, split three ways
+    without repeats: ``pretrain`` (labelled: only for pre-training the tiny base model to partial competence),
+    ``train`` (prompts only for self-improvement) and ``test``.
+    """
+
+    ALPHABET = "0123456789>? abcdefghijklmnopqrstuvwxyz"
+
+    def __init__(self, *, digits: int, sizes: dict[str, int], seed: int) -> None:
+        import numpy as np
+
+        total = sum(sizes.values())
+        if total > 10**digits:
+            raise ValueError(f"NumberWordsTask: {total} items requested but only {10**digits} numbers exist")
+        numbers = np.random.default_rng(seed).permutation(10**digits)[:total].tolist()
+        self.splits: dict[str, list[WordsItem]] = {}
+        start = 0
+        for name, size in sizes.items():
+            self.splits[name] = [WordsItem(f"{n}>", number_to_words(n)) for n in numbers[start : start + size]]
+            start += size
+        self.max_words_len = max(len(number_to_words(n)) for n in numbers)

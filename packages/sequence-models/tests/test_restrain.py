@@ -1,0 +1,166 @@
+"""The ``restrain`` method: config validation, variant reductions, claims, and a smoke CLI run."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iclr26_sequence_models import cli
+from iclr26_sequence_models.methods.restrain.claims import claims, report
+from iclr26_sequence_models.methods.restrain.config import PRESETS, RestrainConfig
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.testing import assert_valid_run_dir, run_cli
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ConfigError, match="kappa"):
+        RestrainConfig(kappa=9, rollouts=8)
+    with pytest.raises(ConfigError, match="variants"):
+        RestrainConfig(variants=())
+    with pytest.raises(ConfigError, match="variants"):
+        RestrainConfig(variants=("ttrl", "ttrl"))
+    with pytest.raises(ConfigError, match="rollouts"):
+        RestrainConfig(rollouts=1)
+    with pytest.raises(ConfigError, match="curve_size"):
+        RestrainConfig(n_test=10, curve_size=20)
+    with pytest.raises(ConfigError, match="clip_eps"):
+        RestrainConfig(clip_eps=1.5)
+    assert set(PRESETS) == {"smoke", "quick", "full"} and PRESETS["full"].model == "smollm2"
+
+
+def test_variant_settings_are_the_paper_reductions() -> None:
+    from iclr26_sequence_models.methods.restrain.train import variant_settings
+
+    cfg = RestrainConfig(k=0.9, sigma=0.2, kappa=3, delta=0.4)
+    ttrl, u = variant_settings("ttrl", cfg)
+    assert ttrl is not None and (ttrl.sigma, ttrl.k, ttrl.kappa, u) == (0.0, 1.0, 0, False)
+    full, u = variant_settings("restrain", cfg)
+    assert full is not None and (full.k, full.sigma, full.kappa, full.delta, u) == (0.9, 0.2, 3, 0.4, True)
+    no_plw, _ = variant_settings("no_plw", cfg)
+    assert no_plw is not None and no_plw.sigma == 0.0 and no_plw.kappa == 3
+    no_nrp, _ = variant_settings("no_nrp", cfg)
+    assert no_nrp is not None and no_nrp.kappa == 0 and no_nrp.sigma == 0.2
+    assert variant_settings("no_pw", cfg) == (full, False)
+    assert variant_settings("gold", cfg) == (None, False)
+
+
+def _results(p: dict[str, float], base: float = 0.3, curves: dict[str, list[float]] | None = None) -> dict[str, Any]:
+    curves = curves or {}
+    variants = {
+        v: {
+            "final": {"pass@1": x, "maj@4": x, "parse_rate": 1.0},
+            "curve": [{"step": i * 10, "pass@1": c} for i, c in enumerate(curves.get(v, [base, x]))],
+        }
+        for v, x in p.items()
+    }
+    return {
+        "base": {"final": {"pass@1": base, "maj@4": base, "parse_rate": 1.0}},
+        "variants": variants,
+        "chance": 0.02,
+        "settings": {
+            "task": "t",
+            "model": "tiny",
+            "rollouts": 8,
+            "steps": 10,
+            "prompts_per_step": 4,
+            "k": 1.0,
+            "sigma": 0.3,
+            "kappa": 3,
+            "delta": 0.5,
+        },
+    }
+
+
+def test_claims_hold_and_fail() -> None:
+    good = _results(
+        {"ttrl": 0.32, "restrain": 0.45, "no_plw": 0.2, "no_nrp": 0.4, "no_pw": 0.42, "gold": 0.6},
+        curves={"ttrl": [0.3, 0.4, 0.32], "restrain": [0.3, 0.4, 0.45]},
+    )
+    assert [c.verdict for c in claims(good)] == ["holds"] * 5
+    bad = _results(
+        {"ttrl": 0.5, "restrain": 0.25, "no_plw": 0.45, "no_nrp": 0.4, "no_pw": 0.42, "gold": 0.32},
+        curves={"ttrl": [0.3, 0.5], "restrain": [0.3, 0.4, 0.25]},
+    )
+    assert [c.verdict for c in claims(bad)] == ["fails"] * 5
+    assert "| restrain | 0.4500 |" in report(good)
+    assert len(claims(_results({"restrain": 0.4}))) == 1  # only the variants that ran
+
+
+def test_no_claim_holds_at_chance() -> None:
+    flat = {v: 0.02 for v in ("ttrl", "restrain", "no_plw", "no_nrp", "no_pw", "gold")}
+    assert not any(c.holds for c in claims(_results(flat, base=0.02)))
+
+
+def test_restrain_smoke_cli(tmp_path: Path) -> None:
+    res = run_cli(
+        cli.main,
+        [
+            "restrain",
+            "--preset",
+            "smoke",
+            "--device",
+            "cpu",
+            "--out-dir",
+            str(tmp_path),
+            "--quiet",
+            "--variants",
+            "ttrl",
+            "restrain",
+            "gold",
+        ],
+    )
+    assert res.code == 0, res.err
+    (run_path,) = (tmp_path / "restrain").iterdir()
+    results = assert_valid_run_dir(run_path)
+    assert set(results["variants"]) == {"ttrl", "restrain", "gold"}
+    smoke = PRESETS["smoke"]
+    for r in results["variants"].values():
+        assert [c["step"] for c in r["curve"]] == [0, 2, 3] and len(r["history"]) == smoke.steps
+        assert 0.0 <= r["final"]["pass@1"] <= 1.0
+    assert len(results["claims"]) == 4 and (run_path / "figures" / "pass1_curve.png").is_file()
+    assert 0.0 < results["prompt_weights"]["min"] <= results["prompt_weights"]["max"] <= 1.0
+
+
+def test_restrain_bad_flag_exits_2(tmp_path: Path) -> None:
+    res = run_cli(cli.main, ["restrain", "--preset", "smoke", "--kappa", "99", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "kappa" in res.err
+
+
+def test_smoke_config_is_cheap() -> None:
+    s = PRESETS["smoke"]
+    assert s.steps * s.prompts_per_step * s.rollouts <= 64 and dataclasses.replace(s, steps=1).steps == 1
+
+
+@pytest.mark.slow
+def test_restrain_under_torchrun_two_processes(tmp_path: Path) -> None:
+    """``torchrun --nproc-per-node 2`` (gloo): each rank takes half of a step's prompts; rank 0 writes."""
+    import os
+    import shutil
+    import subprocess
+
+    torchrun = shutil.which("torchrun")
+    if torchrun is None:
+        pytest.skip("torchrun not on PATH")
+    args = ["restrain", "--preset", "smoke", "--device", "cpu", "--quiet", "--variants", "ttrl", "restrain"]
+    out = subprocess.run(
+        [
+            torchrun,
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "iclr26_sequence_models",
+            *args,
+            "--out-dir",
+            str(tmp_path),
+        ],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    (run_path,) = (tmp_path / "restrain").iterdir()
+    assert set(assert_valid_run_dir(run_path)["variants"]) == {"ttrl", "restrain"}

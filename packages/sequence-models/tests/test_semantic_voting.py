@@ -1,0 +1,183 @@
+"""Semantic Voting: clustering, scoring and pairs on constructed embeddings, DPO loss, chrF, the task,
+the MiniLM embedder, config, claims and a smoke CLI run."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from iclr26_sequence_models import cli
+from iclr26_sequence_models.methods.semantic_voting.claims import claims, report
+from iclr26_sequence_models.methods.semantic_voting.config import PRESETS, SemanticVotingConfig
+from iclr26_sequence_models.selfimprove.semantic import (
+    dpo_loss,
+    embed_texts,
+    largest_cluster,
+    semantic_scores,
+    semantic_vote_pair,
+)
+from iclr26_sequence_models.selfimprove.tasks import NumberWordsTask, chrf, number_to_words
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.testing import assert_valid_run_dir, run_cli
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def _two_groups(seed: int = 0) -> np.ndarray:
+    """8 points around e0, 4 around e1, 2 far away (rows 12, 13); row 0 is exactly e0 (the most central)."""
+    rng = np.random.default_rng(seed)
+    d = 16
+    e0, e1 = np.eye(d)[0], np.eye(d)[1]
+    big = e0 + 0.15 * rng.standard_normal((8, d))
+    big[0] = e0
+    small = e1 + 0.15 * rng.standard_normal((4, d))
+    far = rng.standard_normal((2, d)) * 3
+    return _unit(np.concatenate([big, small, far])).astype(np.float32)
+
+
+def test_largest_cluster_and_scores() -> None:
+    emb = _two_groups()
+    members = largest_cluster(emb, min_cluster_size=3, min_samples=2)
+    assert set(members.tolist()) == set(range(8))
+    scores = semantic_scores(emb, members)
+    # the code's centroid-cosine form ranks like the paper's sum of pairwise cosines
+    sims = emb[members] @ emb[members].T
+    paper = (sims.sum(1) - 1.0) / len(members)
+    assert np.array_equal(np.argsort(scores), np.argsort(paper))
+    assert members[scores.argmax()] == 0
+    # the official code's similarity-as-distance groups differently
+    quirk = largest_cluster(emb, min_cluster_size=3, min_samples=2, distance="official_quirk")
+    assert set(quirk.tolist()) != set(range(8))
+    assert largest_cluster(emb[:3], min_cluster_size=5).size == 0
+
+
+def test_semantic_vote_pair_picks_central_vs_peripheral() -> None:
+    emb = _two_groups()
+    texts = [f"t{i}" for i in range(14)]
+    pair = semantic_vote_pair(texts, emb, min_cluster_size=3, filter_length=5)
+    assert pair is not None and pair.chosen == 0 and pair.rejected in range(1, 8) and pair.cluster_size == 8
+    whole = semantic_vote_pair(texts, emb, clustering=False)
+    assert whole is not None and whole.rejected in (12, 13)  # without clustering the outliers are rejected
+    # invalid candidates (None, empty, non-ASCII) are dropped; too few valid ones skip the item
+    few = [None, "", "é", "a", "b", "c", "d", None, None, None, None, None, None, None]
+    assert semantic_vote_pair(few, emb, filter_length=5) is None
+    with pytest.raises(ValueError, match="14 embeddings"):
+        semantic_vote_pair(texts[:3], emb)
+
+
+def test_dpo_loss_sign_and_gradient() -> None:
+    z = torch.zeros(3)
+    assert dpo_loss(z, z, z, z, beta=0.4).item() == pytest.approx(math.log(2))
+    pc = torch.tensor([-1.0, -2.0], requires_grad=True)
+    pr = torch.tensor([-3.0, -1.0], requires_grad=True)
+    ref = torch.tensor([-2.0, -2.0])
+    loss = dpo_loss(pc, pr, ref, ref, beta=0.5)
+    loss.backward()
+    assert pc.grad is not None and pr.grad is not None
+    assert (pc.grad < 0).all() and (pr.grad > 0).all()  # descent raises chosen, lowers rejected
+    better = dpo_loss(pc.detach() + 1, pr.detach(), ref, ref, beta=0.5)
+    assert better.item() < loss.item()
+
+
+def test_chrf_and_number_words() -> None:
+    assert chrf("three hundred", "three hundred") == pytest.approx(1.0)
+    assert chrf("xyz", "abc") == 0.0
+    assert 0.3 < chrf("three hundred forty", "three hundred forty seven") < 1.0
+    assert number_to_words(347) == "three hundred forty seven" and number_to_words(0) == "zero"
+    assert number_to_words(12019) == "twelve thousand nineteen" and number_to_words(90) == "ninety"
+    task = NumberWordsTask(digits=2, sizes={"pretrain": 50, "train": 20, "test": 30}, seed=1)
+    prompts = [{it.prompt for it in task.splits[s]} for s in ("pretrain", "train", "test")]
+    assert sum(map(len, prompts)) == 100 and not (prompts[0] & prompts[2])
+    with pytest.raises(ValueError, match="only 100 numbers"):
+        NumberWordsTask(digits=2, sizes={"train": 101}, seed=0)
+
+
+def test_minilm_embeddings_are_semantic() -> None:
+    emb = embed_texts(["The answer is 42.", "It equals forty-two.", "Paris is the capital of France."])
+    assert emb.shape == (3, 384) and np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    assert emb[0] @ emb[1] > emb[0] @ emb[2] + 0.3
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ConfigError, match="filter_length"):
+        SemanticVotingConfig(samples=4, filter_length=5, min_cluster_size=2)
+    with pytest.raises(ConfigError, match="digits"):
+        SemanticVotingConfig(digits=2)
+    with pytest.raises(ConfigError, match="variants"):
+        SemanticVotingConfig(variants=())
+    with pytest.raises(ConfigError, match="distance"):
+        SemanticVotingConfig(distance="euclid")  # type: ignore[arg-type]
+
+
+def _results(
+    chrf_: dict[str, float], base: float = 0.5, chance: float = 0.2, sv_s: float = 0.01, sj_s: float = 0.1
+) -> dict[str, Any]:
+    variants = {
+        v: {
+            "final": {"chrf": x, "exact": x / 2},
+            "pairs": 10,
+            "chosen_exact": 0.5,
+            "rejected_exact": 0.1,
+            "pair_seconds_per_item": sv_s if v.startswith("sv") or v == "flipped" else sj_s,
+        }
+        for v, x in chrf_.items()
+    }
+    return {
+        "base": {"final": {"chrf": base, "exact": base / 2}, "sample_exact": 0.3},
+        "variants": variants,
+        "chance_chrf": chance,
+        "settings": {
+            "task": "t",
+            "samples": 16,
+            "n_train": 10,
+            "distance": "cosine",
+            "dpo_beta": 0.4,
+            "lr": 1e-4,
+            "epochs": 4,
+        },
+    }
+
+
+def test_claims_hold_fail_and_chance() -> None:
+    good = _results({"sv": 0.6, "flipped": 0.4, "sj": 0.45, "em": 0.55})
+    assert [c.verdict for c in claims(good)] == ["holds"] * 4
+    bad = _results({"sv": 0.45, "flipped": 0.55, "sj": 0.5, "em": 0.46}, sv_s=0.2, sj_s=0.1)
+    assert [c.verdict for c in claims(bad)] == ["fails"] * 4
+    at_chance = _results({"sv": 0.2, "flipped": 0.2, "sj": 0.2, "em": 0.2}, base=0.2, sv_s=0.1, sj_s=0.1)
+    assert not any(c.holds for c in claims(at_chance))
+    assert "| sv | 0.6000 |" in report(good)
+
+
+def test_semantic_voting_smoke_cli(tmp_path: Path) -> None:
+    res = run_cli(
+        cli.main,
+        [
+            "semantic-voting",
+            "--preset",
+            "smoke",
+            "--device",
+            "cpu",
+            "--out-dir",
+            str(tmp_path),
+            "--quiet",
+            "--variants",
+            "sv",
+            "flipped",
+            "sj",
+        ],
+    )
+    assert res.code == 0, res.err
+    (run_path,) = (tmp_path / "semantic-voting").iterdir()
+    results = assert_valid_run_dir(run_path)
+    assert set(results["variants"]) == {"sv", "flipped", "sj"}
+    sv, fl = results["variants"]["sv"], results["variants"]["flipped"]
+    assert sv["pairs"] == fl["pairs"] and [e[1] for e in sv["examples"]] == [e[2] for e in fl["examples"]]
+    assert 0.0 <= results["base"]["final"]["chrf"] <= 1.0 and len(results["claims"]) == 4
+    assert PRESETS["smoke"].samples < PRESETS["quick"].samples
