@@ -229,20 +229,20 @@ def _tu_domains(name: str, target: Target, seed: int, max_degree: int) -> Domain
             f"{err}); connect to the internet once or set ICLR26_DATA to a directory holding pyg/tu/{name}"
         ) from None
     graphs = [ds[i] for i in range(len(ds))]
-    n_max = max(int(g.num_nodes) for g in graphs)  # pyright: ignore[reportAttributeAccessIssue]
+    n_max = max(int(g.num_nodes) for g in graphs)  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
     num_feats = int(ds.num_node_features)
     xs, adjs, masks, ys = [], [], [], []
     for g in graphs:
-        n = int(g.num_nodes)  # pyright: ignore[reportAttributeAccessIssue]
-        a = to_dense_adj(g.edge_index, max_num_nodes=n_max)[0].clamp(max=1)  # pyright: ignore[reportAttributeAccessIssue]
+        n = int(g.num_nodes)  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
+        a = to_dense_adj(g.edge_index, max_num_nodes=n_max)[0].clamp(max=1)  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
         a.fill_diagonal_(0)
         m = torch.zeros(n_max, dtype=torch.bool)
         m[:n] = True
         adjs.append(a)
         masks.append(m)
         if num_feats:
-            xs.append(F.pad(g.x.float(), (0, 0, 0, n_max - n)))  # pyright: ignore[reportAttributeAccessIssue]
-        ys.append(int(g.y))  # pyright: ignore[reportAttributeAccessIssue]
+            xs.append(F.pad(g.x.float(), (0, 0, 0, n_max - n)))  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
+        ys.append(int(g.y))  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
     adj, mask = torch.stack(adjs), torch.stack(masks)
     x = torch.stack(xs) if num_feats else degree_features(adj, mask, max_degree)
     y = torch.tensor(ys)
