@@ -285,3 +285,21 @@ def test_fgl_beats_gcn_on_a_heterophilous_csbm(tmp_path) -> None:
     assert (
         results["graphs"][0]["tree_homophily_guided"]["mean"] > results["graphs"][0]["tree_homophily_uniform"]["mean"]
     )
+
+
+def test_tree_score_floor_frees_a_pair_cut_off_by_two_tiny_edges() -> None:
+    """Seeds 1-2 of the quick preset held node pairs whose exits all scored ~1e-6 (two edges, so no bridge):
+    the walk left them with probability ~1e-6 per round and hit the guard. At the default floor (1e-3) the
+    same pattern finishes; the floor is a validated config field."""
+    from iclr26_graphs.methods.fgl.preprocess import MIN_SCORE, sample_trees
+    from iclr26_graphs.ops.spanning_tree import is_spanning_forest
+
+    # a 4-cycle 0-1-2-3 and the pair {4, 5} tied to it by two edges (0-4, 2-5) that score ~0
+    ei = torch.tensor([[0, 1, 2, 3, 4, 0, 2], [1, 2, 3, 0, 5, 4, 5]])
+    att = torch.tensor([0.5, 0.5, 0.5, 0.5, 1.0, 1e-12, 1e-12])
+    ei, att = torch.cat([ei, ei.flip(0)], 1), torch.cat([att, att])
+    trees = sample_trees(ei, att, 6, 8, torch.Generator().manual_seed(0))
+    assert MIN_SCORE == PRESETS["quick"].tree_score_floor == 1e-3
+    assert all(is_spanning_forest(t, ei, 6) for t in trees)
+    with pytest.raises(ConfigError, match="tree_score_floor"):
+        dataclasses.replace(PRESETS["smoke"], tree_score_floor=0.0)

@@ -161,4 +161,4 @@ def load_smollm2(device: torch.device | str = "cpu", dtype: torch.dtype = torch.
     tok = AutoTokenizer.from_pretrained(str(path), gguf_file=SMOLLM2_GGUF)
     tok.padding_side = "left"
     model = AutoModelForCausalLM.from_pretrained(str(path), gguf_file=SMOLLM2_GGUF, dtype=dtype)
-    return model.to(device), HFCodec(tok, chat=True)
+    return model.to(device), HFCodec(tok, chat=True)  # pyright: ignore[reportArgumentType]  (transformers' stub)

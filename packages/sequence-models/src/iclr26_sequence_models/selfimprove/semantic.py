@@ -94,7 +94,7 @@ def largest_cluster(
             min_cluster_size=min_cluster_size,
             min_samples=min_samples,
             allow_single_cluster=True,
-            copy=True,
+            copy=True,  # pyright: ignore[reportArgumentType]  (sklearn >= 1.6 stub types it as str)
         )
         .fit(dist)
         .labels_

@@ -112,6 +112,9 @@ class FGLConfig:
     """Also train FGL with the other tree_message (reported as fgl-sender or fgl-receiver)."""
     sampler: Literal["cycle-popping", "wilson"] = "cycle-popping"
     """Wilson's algorithm as vectorised cycle popping, or the sequential loop-erased walk."""
+    tree_score_floor: Annotated[float, at.Gt(0), at.Le(1)] = 1e-3
+    """Scores s(e) below this are raised to it before sampling (ours; the paper has no floor). The walks need
+    ~1/floor rounds to leave a node set whose exits all sit at the floor: 1e-6 stalled the quick cSBM graphs."""
     appnp_k: PosInt = 10
     """APPNP propagation steps K."""
     appnp_alpha: UnitFloat = 0.1

@@ -28,8 +28,13 @@ from iclr26_graphs.ops.spanning_tree import Sampler, sample_spanning_forests
 
 PseudoModel = Literal["auto", "linear", "sgc"]
 
-#: Floor of the tree-sampling scores (softmax attention can underflow to exactly 0).
-MIN_SCORE = 1e-6
+#: Default floor of the tree-sampling scores (``FGLConfig.tree_score_floor``). Softmax attention can
+#: underflow to 0, and scores far below it make the samplers' walks nearly trapped: a node set joined to the
+#: rest only by edges of score f leaves with probability ~f per step, so popping needs ~1/f rounds (the quick
+#: cSBM graphs held node pairs cut off by two 1e-6 edges, which hit the 1.1e5-round guard). Raising scores
+#: below the floor changes P(T) ∝ Π s(e) only for trees that use such edges, and those already carry a
+#: factor ≤ f; bridges are exact whatever their score (the samplers cross them deterministically).
+MIN_SCORE = 1e-3
 
 __all__ = ["build_structure", "knn_edges", "pseudo_labels", "sample_trees", "tree_homophily"]
 
@@ -112,12 +117,14 @@ def sample_trees(
     generator: torch.Generator | None,
     *,
     sampler: Sampler = "cycle-popping",
+    score_floor: float = MIN_SCORE,
 ) -> torch.Tensor:
     """``[N_T, 2, m]`` forests of Ĝ, ``∝ Π s(e)`` with ``s`` the mean attention of the two arcs (None: uniform).
 
-    Attention that underflows to 0 is raised to ``MIN_SCORE`` so that every component keeps a tree.
+    Scores below ``score_floor`` are raised to it (see :data:`MIN_SCORE`): every component keeps a tree
+    and no node set is left with only near-zero exits.
     """
-    w = None if attention is None else attention.clamp(min=MIN_SCORE)
+    w = None if attention is None else attention.clamp(min=score_floor)
     return sample_spanning_forests(edge_index, w, num_nodes, num_trees, generator, sampler=sampler)
 
 
@@ -143,6 +150,7 @@ def build_structure(
     weight_decay: float = 5e-4,
     uniform_trees: bool = False,
     sampler: Sampler = "cycle-popping",
+    score_floor: float = MIN_SCORE,
     generator: torch.Generator | None = None,
     pseudo: tuple[torch.Tensor, str, float] | None = None,
 ) -> tuple[FGLStructure, dict[str, Any]]:
@@ -182,7 +190,9 @@ def build_structure(
     losses = est.fit(x_std, g_hat, targets, epochs=estimator_epochs, lr=lr, weight_decay=0.0)
     with torch.no_grad():
         attention = est(x_std, g_hat)
-    trees = sample_trees(g_hat, None if uniform_trees else attention, n, num_trees, generator, sampler=sampler)
+    trees = sample_trees(
+        g_hat, None if uniform_trees else attention, n, num_trees, generator, sampler=sampler, score_floor=score_floor
+    )
     structure = FGLStructure(n, g_hat, attention, make_forest(g_hat, n, trees))
     same = (y[g_hat[0]] == y[g_hat[1]]).float()
     g_keys = _symmetric_simple(edge_index, n)

@@ -175,6 +175,7 @@ def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: to
             weight_decay=cfg.weight_decay,
             uniform_trees=cfg.tree_sampling == "uniform",
             sampler=cfg.sampler,
+            score_floor=cfg.tree_score_floor,
             generator=gen,
             pseudo=pseudo,
         )
@@ -201,7 +202,15 @@ def _unit(cfg: FGLConfig, phi: float | None, seed: int, ablate: bool, device: to
         results[f"fgl-{other}"] = fit_fgl(structure, betas, tree_message=other)
     if ablate:
         uniform = sample_trees(structure.edge_index, None, n, cfg.num_trees, gen, sampler=cfg.sampler)
-        guided = sample_trees(structure.edge_index, structure.attention, n, cfg.num_trees, gen, sampler=cfg.sampler)
+        guided = sample_trees(
+            structure.edge_index,
+            structure.attention,
+            n,
+            cfg.num_trees,
+            gen,
+            sampler=cfg.sampler,
+            score_floor=cfg.tree_score_floor,
+        )
         trees = guided if cfg.tree_sampling == "homophily" else uniform
         diag["tree_homophily_guided"] = tree_homophily(guided, g.y)
         diag["tree_homophily_uniform"] = tree_homophily(uniform, g.y)

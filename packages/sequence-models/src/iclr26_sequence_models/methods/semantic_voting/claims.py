@@ -46,7 +46,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 "(main tables)",
             )
         )
-        others = [c[v] for v in ("sj", "em") if c[v] is not None]
+        others = [float(x) for x in (c["sj"], c["em"]) if x is not None]
         if others:
             out.append(
                 Claim(
