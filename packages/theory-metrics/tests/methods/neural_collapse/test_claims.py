@@ -180,3 +180,18 @@ def test_report_has_every_section() -> None:
     text = report({"ufm": _ufm(), **_results(runs), "n_runs": 4, "n_valid": 4, "valid_accuracy": 0.99})
     for head in ("## UFM", "## Final NC metrics", "## All runs", "## NC3 vs log10 NC0", "## Momentum ablation"):
         assert head in text
+
+
+def test_claim_texts_do_not_vary_with_the_runs() -> None:
+    """`--seeds N` aggregates claims by their text: fitted numbers (R², the equal-loss level) stay out of it."""
+    runs = [
+        _run("sgd", 1e-4, 0.10),
+        _run("sgd", 1e-3, 0.30),
+        _run("adamw", 1e-1, 0.60),
+        _run("signumw", 5e-1, 0.70),
+        _run("sgd", 2e-3, 0.5, role="ablation-matched", momentum=0.0, nc1=(1.0, 0.8, 0.5)),
+    ]
+    other = [*runs[:1], _run("sgd", 2e-3, 0.45), *runs[2:4]]
+    other.append(_run("sgd", 2e-3, 0.5, role="ablation-matched", momentum=0.0, nc1=(1.0, 0.3, 0.05)))
+    texts = [(c.claim, c.metric) for c in claims(_results(runs))]
+    assert texts == [(c.claim, c.metric) for c in claims(_results(other))]
