@@ -82,24 +82,11 @@ def run_one(
     t0 = time.monotonic()
     try:
         run, _, claims = execute(spec, spec.preset(preset) if config is None else config, flags, preset=preset)
-    except Iclr26Error as err:
-        print(f"[reproduce] {spec.name} seed {flags.seed} FAILED: {err}", file=sys.stderr)
-        return RunOutcome(
-            spec.name,
-            spec.domain,
-            spec.paper,
-            flags.seed,
-            False,
-            time.monotonic() - t0,
-            error=str(err),
-            alone=alone,
-            bad_input=True,
-        )
     except Exception as err:
-        detail = traceback.format_exc(limit=-3)
-        print(
-            f"[reproduce] {spec.name} seed {flags.seed} FAILED: {type(err).__name__}: {err}\n{detail}", file=sys.stderr
-        )
+        bad_input = isinstance(err, Iclr26Error)
+        error = str(err) if bad_input else f"{type(err).__name__}: {err}"
+        detail = "" if bad_input else "\n" + traceback.format_exc(limit=-3)
+        print(f"[reproduce] {spec.name} seed {flags.seed} FAILED: {error}{detail}", file=sys.stderr)
         return RunOutcome(
             spec.name,
             spec.domain,
@@ -107,8 +94,9 @@ def run_one(
             flags.seed,
             False,
             time.monotonic() - t0,
-            error=f"{type(err).__name__}: {err}",
+            error=error,
             alone=alone,
+            bad_input=bad_input,
         )
     dt = time.monotonic() - t0
     return RunOutcome(spec.name, spec.domain, spec.paper, flags.seed, True, dt, claims, str(run.path), alone=alone)
