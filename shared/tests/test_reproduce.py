@@ -118,11 +118,14 @@ def test_run_with_seeds_stops_at_a_failed_seed_with_a_partial_report(tmp_path: P
 
 
 def test_resume_keeps_the_stored_backend_unless_one_is_given(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
     from iclr26_shared import reproduce as reproduce_mod
 
-    report, _ = reproduce({"toy-ridge": SMOKE_TOY}, out_dir=tmp_path, device="cpu")
+    report, outs = reproduce({"toy-ridge": SMOKE_TOY}, out_dir=tmp_path, device="cpu")
     data = json.loads((report.parent / "report.json").read_text())
     (report.parent / "report.json").write_text(json.dumps({**data, "backend": "ray"}))
+    shutil.rmtree(str(outs[0].run_dir))  # something left to run, so a scheduler is needed
 
     class Chosen(Exception):
         pass
@@ -135,3 +138,21 @@ def test_resume_keeps_the_stored_backend_unless_one_is_given(tmp_path: Path, mon
         reproduce({"toy-ridge": SMOKE_TOY}, resume=report.parent)
     _, outs = reproduce({"toy-ridge": SMOKE_TOY}, resume=report.parent, backend="process")
     assert [o.ok for o in outs] == [True]
+
+
+def test_resume_reads_finished_runs_back_in_the_driver_with_their_stored_time(tmp_path: Path, monkeypatch) -> None:
+    from iclr26_shared import reproduce as reproduce_mod
+
+    report, outs = reproduce({"toy-ridge": SMOKE_TOY}, out_dir=tmp_path, device="cpu", seeds=2)
+    data = json.loads((report.parent / "report.json").read_text())
+    (report.parent / "report.json").write_text(json.dumps({**data, "backend": "ray"}))
+
+    def no_scheduler(*args, **kwargs):
+        raise AssertionError("nothing left to run: no scheduler may start")
+
+    monkeypatch.setattr(reproduce_mod, "RayScheduler", no_scheduler)
+    monkeypatch.setattr(reproduce_mod, "run_one", no_scheduler)
+    _, outs2 = reproduce({"toy-ridge": SMOKE_TOY}, resume=report.parent)
+    assert [(o.seed, o.ok, o.run_dir) for o in outs2] == [(o.seed, o.ok, o.run_dir) for o in outs]
+    assert [o.seconds for o in outs2] == [round(o.seconds, 2) for o in outs]
+    assert [[c.verdict for c in o.claims] for o in outs2] == [[c.verdict for c in o.claims] for o in outs]

@@ -400,6 +400,37 @@ def _local_gpu() -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
+def _read_back(
+    specs: Mapping[str, MethodSpec[Any]], tasks: Sequence[Task], preset: str, out: Path, stored: Mapping[str, Any]
+) -> dict[Task, RunOutcome]:
+    """The (method, seed) runs of a resumed reproduce that already finished, read in this process.
+
+    A run is finished when ``<out>/<method>/*-<hash of config and seed>/results.json`` holds its claims;
+    its outcome keeps the claims it measured and the wall time the earlier reproduce stored for it.
+    """
+    from iclr26_shared.config import config_to_dict, stable_hash
+
+    seconds = {
+        str(r.get("run_dir")): float(r.get("seconds") or 0.0)
+        for r in stored.get("runs", [])
+        if isinstance(r, dict) and r.get("ok")
+    }
+    done: dict[Task, RunOutcome] = {}
+    for name, seed in tasks:
+        spec = specs[name]
+        digest = stable_hash({"config": config_to_dict(spec.preset(preset)), "seed": seed})
+        for path in sorted((out / name).glob(f"*-{digest}"), reverse=True):
+            if not (path / "results.json").is_file():
+                continue
+            results = read_json(path / "results.json", what="results", error=UsageError)
+            if isinstance(results, dict) and isinstance(results.get("claims"), list):
+                claims = [Claim.from_dict(c) for c in results["claims"]]
+                dt = seconds.get(str(path), 0.0)
+                done[(name, seed)] = RunOutcome(name, spec.domain, spec.paper, seed, True, dt, claims, str(path))
+                break
+    return done
+
+
 def _resume_plan(out: Path) -> dict[str, Any]:
     data = read_json(out / "report.json", what="reproduce report to resume", error=UsageError)
     if not isinstance(data, dict) or not {"methods", "seeds", "preset"} <= set(data):
@@ -471,9 +502,16 @@ def reproduce(
         write_reproduce_report(out, ordered, plan, seconds=time.monotonic() - t0)
 
     tasks = [(n, s) for n in names for s in seed_list]
-    ray_sched = RayScheduler(address) if backend == "ray" else None
+    if stored is not None:  # finished runs are read back here, never scheduled (nor queued behind others)
+        for outcome in _read_back(specs, tasks, preset, out, stored).values():
+            report(outcome)
+        tasks = [t for t in tasks if t not in finished]
+        if finished:
+            print(f"[reproduce] --resume: {len(finished)} finished run(s) read back", file=sys.stderr, flush=True)
+    ray_sched = RayScheduler(address) if backend == "ray" and tasks else None
     try:
-        have_gpu = ray_sched.gpus() > 0 if ray_sched is not None else _local_gpu()
+        gpu_tasks = [t for t in tasks if specs[t[0]].needs_gpu(preset)]
+        have_gpu = bool(gpu_tasks) and (ray_sched.gpus() > 0 if ray_sched is not None else _local_gpu())
         runnable: list[Task] = []
         for n, s in tasks:
             if specs[n].needs_gpu(preset) and not have_gpu:
@@ -496,6 +534,6 @@ def reproduce(
     finally:
         if ray_sched is not None:
             ray_sched.close()
-    ordered = [finished[t] for t in tasks if t in finished]
+    ordered = [finished[(n, s)] for n in names for s in seed_list if (n, s) in finished]
     path = write_reproduce_report(out, ordered, plan, seconds=time.monotonic() - t0)
     return path, ordered
