@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from iclr26_generative_vision.methods.dupa.claims import claims, report
@@ -78,3 +79,121 @@ def test_both_at_chance_is_inconclusive_and_seeds_combine() -> None:
     seeds = [(i, claims(copy.deepcopy(_results(dupa=10.0 + shift)))) for i, shift in enumerate((0.0, 0.5, -0.5))]
     summary = summarize_seeds(seeds)
     assert summary[0].verdict == "holds" and not summary[0].single_seed
+
+
+# The claims as the pre-table implementation built them (commit 9e6ec07): the table-driven loop must give
+# exactly these, in this order, for a full result, one without the dual-path variant and the init cosines,
+# and one without alignment, convergence and sharing.
+_FULL: list[tuple[object, ...]] = [
+    (
+        "At equal training steps, DDT + DUPA reaches a better FID-style score than DDT alone",
+        "FD (in-repo CNN features), DUPA vs DDT",
+        10.0,
+        20.0,
+        None,
+        "lower",
+        0.0,
+        300.0,
+        "ablation (L/2, 400K it.): FID 11.1 vs 14.9",
+        False,
+    ),
+    (
+        "Dual-path sampling alone (no alignment) already beats DDT at equal steps",
+        "FD, dual-path vs DDT",
+        15.0,
+        20.0,
+        None,
+        "lower",
+        0.0,
+        300.0,
+        "ablation: 12.5 vs 14.9",
+        False,
+    ),
+    (
+        "Adding the condition alignment beats dual-path sampling alone (the ablation's order)",
+        "FD, DUPA vs dual-path",
+        10.0,
+        15.0,
+        None,
+        "lower",
+        0.0,
+        300.0,
+        "ablation: 11.1 vs 12.5",
+        False,
+    ),
+    (
+        "DUPA reaches the DDT baseline's final FID-style score in fewer training steps",
+        "speed-up: baseline steps / DUPA steps to the same score (0: never reached)",
+        2.0,
+        None,
+        1.0,
+        "higher",
+        0.1,
+        None,
+        "5× (same FID at 1/5 of the iterations); here over 4 steps",
+        False,
+    ),
+    (
+        "Encoder sharing (refresh every 2 steps) costs only a small loss of quality",
+        "FD(k=2) / FD(k=1), DUPA",
+        1.05,
+        None,
+        1.15,
+        "lower",
+        0.0,
+        None,
+        "DDT: FID nearly unchanged with sharing",
+        False,
+    ),
+    (
+        "Encoder sharing (refresh every 2 steps) cuts sampling time",
+        "sampling seconds, k=2 / k=1",
+        0.6,
+        None,
+        1.0,
+        "lower",
+        0.0,
+        None,
+        "DDT: faster sampling with a shared condition",
+        True,
+    ),
+    (
+        "Controlled check: training with L_DUPA aligns the projected conditions of two noisy paths",
+        "same-image projected cosine across paths (held-out), trained vs initial DUPA model",
+        0.95,
+        0.5,
+        None,
+        "higher",
+        0.1,
+        None,
+        "L_DUPA = −mean cos (the term the method minimises)",
+        False,
+    ),
+    (
+        "With a non-zero projector init the alignment does not collapse (same image > other images)",
+        "projected cosine, same image vs different images (held-out)",
+        0.95,
+        0.3,
+        None,
+        "higher",
+        0.1,
+        None,
+        "zero init collapses to a trivial solution; Kaiming + small-gain Xavier does not",
+        False,
+    ),
+]
+_EXPECTED = {"full": _FULL, "no_dual_no_init": [_FULL[i] for i in (0, 3, 4, 5, 7)], "no_align": _FULL[:3]}
+
+
+def _cases() -> dict[str, dict[str, Any]]:
+    no_dual = _results()
+    del no_dual["final"]["dual-path"], no_dual["alignment_init"]
+    no_align = _results()
+    del no_align["alignment"], no_align["convergence"]
+    no_align["sharing"] = []
+    return {"full": _results(), "no_dual_no_init": no_dual, "no_align": no_align}
+
+
+def test_table_driven_claims_equal_the_hand_written_ones() -> None:
+    for name, res in _cases().items():
+        assert [dataclasses.astuple(c) for c in claims(res)] == _EXPECTED[name], name
