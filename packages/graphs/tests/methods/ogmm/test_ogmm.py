@@ -170,6 +170,7 @@ def test_stage_2_touches_no_source_or_target_data(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(MergedGNN, "forward", spy)
     ogmm_train.merge(experts, generated, cfg, 2, 0)
     ogmm_train.kd_student(experts, generated, cfg, "gin", 0)
+    ogmm_train.inverse_x(generated, 2, cfg, "gcn", 0)
     ogmm_train.greedy_soup([e for n, e in experts if n.startswith("gcn")], generated)
     assert seen
     pool = generated.x.flatten(1)
@@ -182,9 +183,13 @@ def test_generation_reaches_its_label_on_a_trained_expert() -> None:
     split = make_domains("motifs", seed=1, per_domain=64, target_size=8, nodes=(8, 10))
     cfg = dataclasses.replace(SMOKE, expert_epochs=15, hidden=16, gen_graphs=16, gen_nodes=10, gen_epochs=60)
     expert = ogmm_train.train_expert("gcn", split.a_train, 2, cfg, 0, 0)
-    _, stats = ogmm_train.generate(expert, 2, cfg, 0)
+    graphs, stats = ogmm_train.generate(expert, 2, cfg, 0)
     assert stats["label_rate"] >= 0.75
     assert stats["bn_generated"] < stats["bn_random"]
+    # Inverse-X: a fresh GNN learns the generated graphs' conditioning labels (it starts near chance)
+    fresh = ogmm_train.inverse_x(graphs, 2, cfg, "gin", 3)
+    assert fresh is not expert and fresh.arch == "gin"
+    assert ogmm_train.accuracy(ogmm_train.predict(fresh, graphs), graphs.y) >= 0.9
 
 
 # ---- data, config, claims, CLI -------------------------------------------------------------------------
@@ -255,6 +260,8 @@ def _results(ours: float, best_expert: float, ens: float, rate: float, bn: tuple
             "uni-soup-gcn": 0.6,
             "greedy-soup-gcn": 0.58,
             "kd": 0.6,
+            "inverse-gcn": 0.62,
+            "inverse-gin": 0.57,
         },
         "experts": [
             {"name": "gcn-A", "in_domain_acc": 0.95, "cross_domain_acc": 0.6},
@@ -269,10 +276,14 @@ def _results(ours: float, best_expert: float, ens: float, rate: float, bn: tuple
 def test_claims_hold_fail_and_respect_chance() -> None:
     good = {c.claim: c for c in claims(_results(0.9, 0.8, 0.85, 0.95, (0.1, 2.0)))}
     assert all(c.verdict == "holds" for c in good.values()), [(k, c.verdict) for k, c in good.items()]
-    assert len(good) == 9
+    assert len(good) == 10
+    inverse = "The merged model beats model inversion without merging (Inverse-X) on the target domain"
+    assert good[inverse].baseline == pytest.approx(0.62)  # the best X of the family
     bad = {c.claim: c for c in claims(_results(0.7, 0.8, 0.85, 0.5, (3.0, 2.0)))}
     assert bad["The merged model beats every single expert on the target domain"].verdict == "fails"
     assert bad["The merged model beats the ensembles (Ens-Prob, Ens-HighConf) on the target domain"].verdict == "fails"
+    worse = _results(0.6, 0.55, 0.55, 0.95, (0.1, 2.0))
+    assert {c.claim: c for c in claims(worse)}[inverse].verdict == "fails"
     assert (
         bad["Generated graphs match their expert's BatchNorm statistics better than random graphs"].verdict == "fails"
     )
@@ -288,7 +299,18 @@ def test_claims_hold_fail_and_respect_chance() -> None:
 def test_smoke_run_writes_a_valid_run_directory(tmp_path) -> None:
     _, results = smoke_run(METHODS["ogmm"], tmp_path)
     acc = results["target_accuracy"]
-    assert {"ogmm", "gcn-A", "gin-B", "ens-prob", "ens-highconf", "uni-soup-gcn", "greedy-soup-gin", "kd"} <= set(acc)
+    assert {
+        "ogmm",
+        "gcn-A",
+        "gin-B",
+        "ens-prob",
+        "ens-highconf",
+        "uni-soup-gcn",
+        "greedy-soup-gin",
+        "kd",
+        "inverse-gcn",
+        "inverse-gin",
+    } <= set(acc)
     assert all(0.0 <= v <= 1.0 for v in acc.values())
     assert set(results["topk"]) == {"1", "2"}
     assert results["sizes"]["generated"] == SMOKE.gen_graphs * SMOKE.num_experts

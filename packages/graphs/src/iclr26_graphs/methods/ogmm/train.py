@@ -34,6 +34,7 @@ __all__ = [
     "ensemble_prob",
     "generate",
     "greedy_soup",
+    "inverse_x",
     "kd_student",
     "merge",
     "run",
@@ -234,6 +235,16 @@ def kd_student(experts: Experts, generated: DenseGraphs, cfg: OGMMConfig, arch: 
     return student.eval()
 
 
+def inverse_x(generated: DenseGraphs, num_classes: int, cfg: OGMMConfig, arch: str, seed: int) -> DenseExpert:
+    """Inverse-X (the paper's model-inversion baseline): inversion without merging. A fresh GNN of
+    architecture X is trained from scratch on the pooled stage-1 graphs with their conditioning labels ŷ as
+    hard targets, ``CE(ŷ, f_X(X, A))``, under the experts' own schedule (:func:`train_expert`: Adam,
+    ``cfg.expert_lr``, batch 64, ``cfg.expert_epochs``). The pre-trained experts enter only through the
+    graphs they generated; this is what OGMM's stage 2 (frozen experts, gate, masks) is compared against.
+    """
+    return train_expert(arch, generated, num_classes, cfg, init_seed=seed, seed=seed)
+
+
 def _domains(cfg: OGMMConfig, seed: int) -> DomainSplit:
     return make_domains(
         cfg.dataset,
@@ -331,6 +342,9 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
             soups[arch] = used
         kd_arch = "gin" if "gin" in cfg.archs else cfg.archs[0]
         acc["kd"] = accuracy(predict(kd_student(experts, generated, cfg, kd_arch, run.seed), target), target.y)
+        for i, arch in enumerate(cfg.archs):
+            fresh = inverse_x(generated, data.num_classes, cfg, arch, 1000 * run.seed + 500 + i)
+            acc[f"inverse-{arch}"] = accuracy(predict(fresh, target), target.y)
         topk: dict[str, float] = {}
         for k in sorted({k for k in cfg.topk_sweep if k <= len(experts)}):
             model_k = merged if k == cfg.top_k else merge(experts, generated, cfg, k, run.seed)
