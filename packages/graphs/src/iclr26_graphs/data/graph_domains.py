@@ -229,6 +229,8 @@ def _tu_domains(name: str, target: Target, seed: int, max_degree: int) -> Domain
             f"{err}); connect to the internet once or set ICLR26_DATA to a directory holding pyg/tu/{name}"
         ) from None
     graphs = [ds[i] for i in range(len(ds))]
+    if len(graphs) < 10:
+        raise DataError(f"{name} under {root}: {len(graphs)} graphs, expected at least 10 to split by density")
     n_max = max(int(g.num_nodes) for g in graphs)  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
     num_feats = int(ds.num_node_features)
     xs, adjs, masks, ys = [], [], [], []
@@ -247,7 +249,11 @@ def _tu_domains(name: str, target: Target, seed: int, max_degree: int) -> Domain
     x = torch.stack(xs) if num_feats else degree_features(adj, mask, max_degree)
     y = torch.tensor(ys)
     if int(y.min()) < 0:
-        raise DataError(f"{name}: negative class ids in the TU labels")
+        raise DataError(f"{name} under {root}: negative class ids in the TU labels")
+    if int(y.unique().numel()) < 2:
+        raise DataError(f"{name} under {root}: the labels hold one class, expected at least 2")
+    if not bool(torch.isfinite(x).all()):
+        raise DataError(f"{name} under {root}: node features hold NaN or infinite values")
     allg = DenseGraphs(x, adj, mask, y, torch.full_like(y, -1))
     order = torch.argsort(allg.density, stable=True)
     gen = torch.Generator().manual_seed(seed)

@@ -226,6 +226,52 @@ def test_tu_names_fail_offline_with_a_clear_message(monkeypatch: pytest.MonkeyPa
         make_domains("MUTAG", seed=0)
 
 
+class _FakeTU:
+    """A stand-in for PyG's ``TUDataset`` (indexable graphs with ``num_node_features``)."""
+
+    def __init__(self, graphs: list, num_node_features: int) -> None:
+        self.graphs, self.num_node_features = graphs, num_node_features
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def __getitem__(self, i: int):
+        return self.graphs[i]
+
+
+def _tu_graph(n: int, label: int, feats: int, bad: bool = False):
+    from torch_geometric.data import Data
+
+    edge_index = torch.tensor([list(range(n - 1)) + list(range(1, n)), list(range(1, n)) + list(range(n - 1))])
+    x = torch.ones(n, feats)
+    if bad:
+        x[0, 0] = float("nan")
+    return Data(x=x, edge_index=edge_index, y=torch.tensor([label]), num_nodes=n)
+
+
+def test_tu_loader_splits_by_density_and_rejects_bad_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch_geometric.datasets as pyg_datasets
+
+    graphs = [_tu_graph(3 + i % 7, i % 2, 3) for i in range(40)]
+    monkeypatch.setattr(pyg_datasets, "TUDataset", lambda root, name: _FakeTU(graphs, 3))
+    split = make_domains("MUTAG", seed=0)
+    assert split.num_classes == 2 and split.num_features == 3
+    sizes = [len(split.a_train), len(split.a_test), len(split.b_train), len(split.b_test), len(split.target)]
+    assert sum(sizes) == 40 and min(sizes) > 0
+    assert float(split.a_train.density.max()) <= float(split.b_train.density.min())
+    bad = [*graphs[:-1], _tu_graph(4, 1, 3, bad=True)]
+    monkeypatch.setattr(pyg_datasets, "TUDataset", lambda root, name: _FakeTU(bad, 3))
+    with pytest.raises(DataError, match="NCI1 under .*NaN"):
+        make_domains("NCI1", seed=0)
+    one_class = [_tu_graph(3 + i % 7, 0, 3) for i in range(40)]
+    monkeypatch.setattr(pyg_datasets, "TUDataset", lambda root, name: _FakeTU(one_class, 3))
+    with pytest.raises(DataError, match="PTC_MR under .*one class"):
+        make_domains("PTC_MR", seed=0)
+    monkeypatch.setattr(pyg_datasets, "TUDataset", lambda root, name: _FakeTU(graphs[:4], 3))
+    with pytest.raises(DataError, match="4 graphs"):
+        make_domains("MUTAG", seed=0)
+
+
 @pytest.mark.parametrize(
     ("field", "value", "match"),
     [
