@@ -5,8 +5,9 @@ Public names load lazily (PEP 562) so that importing the package imports no torc
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_graphs._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_graphs.methods.fgl.config import PRESETS, FGLConfig
@@ -26,14 +27,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["FGL", "PRESETS", "SPEC", "FGLConfig", "FGLStructure", "build_structure"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'iclr26_graphs.methods.fgl' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
