@@ -18,7 +18,7 @@ __all__ = ["EXTRAS", "MissingExtraError", "missing_modules", "require"]
 #: The import names each extra of ``packages/science/pyproject.toml`` provides.
 EXTRAS: dict[str, tuple[str, ...]] = {
     "crystals": ("e3nn", "pymatgen", "spglib", "pyxtal", "ase"),
-    "cryoem": (),
+    "cryoem": ("mrcfile", "MDAnalysis", "MDAnalysisTests"),
     "fmri": (),
     "proteins": ("esm", "transformers", "antiberty"),
 }

@@ -1,0 +1,68 @@
+"""CryoLVM library: cryo-EM density maps (I/O, simulation, metrics, baselines) and the 3-D networks.
+
+Public API::
+
+    from iclr26_science.cryoem import load_structure, molmap, fsc, fsc_resolution, cc, read_map, write_map
+    atoms = load_structure("1hvr")                     # a PDB that ships in MDAnalysisTests
+    target = molmap(atoms, resolution=4.0, apix=1.5)   # Chimera molmap's Gaussian model
+    freqs, curve = fsc(prediction, target.data, apix=1.5)
+    res = fsc_resolution(freqs, curve, 0.5)            # Å
+
+Needs the ``cryoem`` extra (mrcfile, MDAnalysis, MDAnalysisTests); without it, importing this package
+raises :class:`~iclr26_science._extras.MissingExtraError` naming the extra.
+"""
+
+# ruff: noqa: E402  (the extra is checked before the subpackages import its libraries)
+from iclr26_science._extras import require
+
+require("cryoem", __name__)
+
+from iclr26_science.cryoem.baselines import global_sharpen, guinier_bfactor, local_scale, radial_amplitude
+from iclr26_science.cryoem.metrics import atom_mask, cc, fsc, fsc_resolution, shell_index
+from iclr26_science.cryoem.mrc import REAL_MODES, DensityMap, read_map, write_map
+from iclr26_science.cryoem.simulate import (
+    MOLMAP_SIGMA_FACTOR,
+    add_noise,
+    apply_bfactor,
+    apply_missing_wedge,
+    box_for,
+    frequency_grid,
+    lowpass,
+    missing_wedge_mask,
+    molmap,
+)
+from iclr26_science.cryoem.structures import ATOMIC_NUMBERS, STRUCTURES, Atoms, adk_frames, load_structure
+from iclr26_science.cryoem.tiling import gaussian_window, tile_starts, tiled_inference
+
+__all__ = [
+    "ATOMIC_NUMBERS",
+    "MOLMAP_SIGMA_FACTOR",
+    "REAL_MODES",
+    "STRUCTURES",
+    "Atoms",
+    "DensityMap",
+    "add_noise",
+    "adk_frames",
+    "apply_bfactor",
+    "apply_missing_wedge",
+    "atom_mask",
+    "box_for",
+    "cc",
+    "frequency_grid",
+    "fsc",
+    "fsc_resolution",
+    "gaussian_window",
+    "global_sharpen",
+    "guinier_bfactor",
+    "load_structure",
+    "local_scale",
+    "lowpass",
+    "missing_wedge_mask",
+    "molmap",
+    "radial_amplitude",
+    "read_map",
+    "shell_index",
+    "tile_starts",
+    "tiled_inference",
+    "write_map",
+]

@@ -1,0 +1,274 @@
+"""MRC I/O, density simulation, Fourier degradations and map metrics of ``iclr26_science.cryoem``."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import mrcfile
+import numpy as np
+import pytest
+
+from iclr26_science.cryoem import (
+    MOLMAP_SIGMA_FACTOR,
+    Atoms,
+    DensityMap,
+    add_noise,
+    adk_frames,
+    apply_bfactor,
+    apply_missing_wedge,
+    atom_mask,
+    cc,
+    fsc,
+    fsc_resolution,
+    global_sharpen,
+    guinier_bfactor,
+    load_structure,
+    local_scale,
+    missing_wedge_mask,
+    molmap,
+    radial_amplitude,
+    read_map,
+    write_map,
+)
+from iclr26_shared.errors import DataError
+
+
+def _atoms(n: int = 20, seed: int = 0) -> Atoms:
+    rng = np.random.default_rng(seed)
+    return Atoms("toy", rng.uniform(-6, 6, (n, 3)), rng.choice([6, 7, 8, 16], n))
+
+
+# ---------------------------------------------------------------- MRC I/O
+
+
+def test_mrc_round_trip_keeps_voxels_voxel_size_and_origin(tmp_path: Path) -> None:
+    data = np.random.default_rng(0).standard_normal((6, 7, 8)).astype(np.float32)
+    m = DensityMap(data, (1.5, 1.5, 1.5), (3.0, -4.5, 6.0))
+    back = read_map(write_map(tmp_path / "m.mrc", m))
+    assert np.array_equal(back.data, data) and back.voxel_size == (1.5, 1.5, 1.5) and back.origin == (3.0, -4.5, 6.0)
+    assert back.apix == 1.5 and back.shape == (6, 7, 8)
+
+
+def test_mrc_axis_order_is_normalised(tmp_path: Path) -> None:
+    data = np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6)  # [z, y, x]
+    path = tmp_path / "swapped.mrc"
+    with mrcfile.new(path) as m:  # store with columns = z, rows = y, sections = x
+        m.set_data(np.ascontiguousarray(data.transpose(2, 1, 0)))
+        header: Any = m.header
+        header.mapc, header.mapr, header.maps = 3, 2, 1
+        m.voxel_size = 2.0
+    assert np.array_equal(read_map(path).data, data)
+
+
+def _write_raw(path: Path, data: np.ndarray) -> Path:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # mrcfile warns about the NaN voxels this test writes on purpose
+        with mrcfile.new(path, overwrite=True) as m:
+            m.set_data(data)
+            m.voxel_size = 1.0
+    return path
+
+
+def test_bad_mrc_files_give_one_clear_line(tmp_path: Path) -> None:
+    good = _write_raw(tmp_path / "good.mrc", np.ones((4, 4, 4), np.float32))
+    raw = good.read_bytes()
+    cases: dict[str, tuple[bytes, str]] = {
+        "truncated_header.mrc": (raw[:100], "not a valid MRC/CCP4 map|not an MRC"),
+        "truncated_data.mrc": (raw[: len(raw) - 40], "not a valid MRC/CCP4 map|not an MRC|voxels"),
+    }
+    for name, (content, match) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(DataError, match=match) as err:
+            read_map(tmp_path / name)
+        assert str(tmp_path / name) in str(err.value) and "\n" not in str(err.value)
+    nan = np.ones((4, 4, 4), np.float32)
+    nan[1, 2, 3] = np.nan
+    with pytest.raises(DataError, match="1 NaN/inf voxels"):
+        read_map(_write_raw(tmp_path / "nan.mrc", nan))
+    complex_map = _write_raw(tmp_path / "complex.mrc", np.ones((4, 4, 4), np.complex64))
+    with pytest.raises(DataError, match="mode 4 is not a real-valued map"):
+        read_map(complex_map)
+    with pytest.raises(DataError, match="no such map file"):
+        read_map(tmp_path / "missing.mrc")
+    with pytest.raises(DataError, match="3-D"):
+        read_map(_write_raw(tmp_path / "image.mrc", np.ones((4, 4), np.float32)))
+
+
+def test_density_map_validates() -> None:
+    with pytest.raises(DataError, match="voxel size"):
+        DensityMap(np.zeros((2, 2, 2), np.float32), (0.0, 1.0, 1.0))
+    with pytest.raises(DataError, match="anisotropic"):
+        _ = DensityMap(np.zeros((2, 2, 2), np.float32), (1.0, 1.0, 2.0)).apix
+
+
+# ---------------------------------------------------------------- structures and simulation
+
+
+def test_builtin_structures_load() -> None:
+    atoms = load_structure("cobrotoxin")
+    assert len(atoms.positions) > 400 and set(np.unique(atoms.numbers)) <= {6, 7, 8, 16}
+    frames = adk_frames(3)
+    assert len(frames) == 3 and frames[0].positions.shape == frames[2].positions.shape
+    assert np.abs(frames[0].positions - frames[2].positions).max() > 1.0  # closed → open moves atoms
+    with pytest.raises(DataError, match="no such structure file"):
+        load_structure("/nope.pdb")
+
+
+def test_molmap_integrates_to_the_sum_of_atomic_weights() -> None:
+    atoms = _atoms()
+    for res, apix in ((4.0, 1.5), (8.0, 2.0), (2.0, 1.0)):
+        m = molmap(atoms, res, apix, pad=6 * MOLMAP_SIGMA_FACTOR * res)
+        assert m.data.sum() * apix**3 == pytest.approx(atoms.numbers.sum(), rel=1e-5)
+        assert m.data.min() >= 0
+
+
+def test_molmap_single_atom_is_a_gaussian_of_molmap_sigma() -> None:
+    atom = Atoms("one", np.zeros((1, 3)), np.array([6]))
+    res, apix = 6.0, 0.5
+    m = molmap(atom, res, apix, pad=8.0)
+    sigma = MOLMAP_SIGMA_FACTOR * res
+    z = np.arange(m.shape[0]) * apix + m.origin[2]
+    profile = m.data.sum((1, 2)) * apix**3  # marginal along z
+    var = float((profile * z**2).sum() / profile.sum())
+    assert math.sqrt(var - apix**2 / 12) == pytest.approx(sigma, rel=1e-3)  # minus the voxel's box variance
+
+
+def test_bfactor_blur_then_sharpen_is_identity_below_the_cut() -> None:
+    x = molmap(_atoms(), 4.0, 1.5).data
+    back = apply_bfactor(apply_bfactor(x, 50.0, 1.5), -50.0, 1.5)
+    assert np.allclose(back, x, atol=1e-4 * np.abs(x).max())
+    assert guinier_bfactor(apply_bfactor(x, 80.0, 1.5), 1.5, 4.0) - guinier_bfactor(x, 1.5, 4.0) == pytest.approx(
+        80.0, rel=0.02
+    )
+
+
+def test_noise_has_the_asked_snr() -> None:
+    x = molmap(_atoms(60), 4.0, 1.0).data
+    for kind in ("white", "pink"):
+        y = add_noise(x, 0.5, np.random.default_rng(0), kind=kind)  # type: ignore[arg-type]
+        assert float(x.var()) / float((y - x).var()) == pytest.approx(0.5, rel=1e-3)
+
+
+def test_missing_wedge_mask_geometry() -> None:
+    n = 64
+    mask = missing_wedge_mask((n, n, n), 60.0)
+    kz = np.fft.fftfreq(n)[:, None, None]
+    kx = np.fft.fftfreq(n)[None, None, :]
+    ring = np.broadcast_to((kz**2 + kx**2 > 0.05**2) & (kz**2 + kx**2 < 0.45**2), mask.shape)
+    assert 1 - mask[ring].mean() == pytest.approx(1 / 3, abs=0.01)  # (90° − 60°) / 90° of directions missing
+    flipped = np.roll(mask[::-1, ::-1, ::-1], 1, axis=(0, 1, 2))  # mask(−k)
+    assert np.array_equal(mask, flipped)  # Friedel symmetric, so the masked map stays real
+    assert mask[:, :, 0].sum() == n  # k_x = 0: only k_z = 0 is measured
+    assert mask[0].all()  # the k_z = 0 plane is always measured
+    assert missing_wedge_mask((8, 8, 8), 90.0).all() and missing_wedge_mask((8, 8, 8), 0.0).mean() < 0.2
+    x = molmap(_atoms(), 4.0, 1.5).data
+    assert np.abs(np.fft.fftn(apply_missing_wedge(x, 45.0))[~missing_wedge_mask(x.shape, 45.0)]).max() < 1e-3
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def _naive_fsc(a: np.ndarray, b: np.ndarray, apix: float) -> np.ndarray:
+    n = a.shape[0]
+    fa, fb = np.fft.fftn(a), np.fft.fftn(b)
+    out = np.zeros(n // 2 + 1)
+    num = np.zeros(n // 2 + 1, dtype=complex)
+    pa, pb = np.zeros(n // 2 + 1), np.zeros(n // 2 + 1)
+    f = np.fft.fftfreq(n)
+    for i in range(n):
+        for j in range(n):
+            for k in range(n):
+                shell = int(round(math.sqrt(f[i] ** 2 + f[j] ** 2 + f[k] ** 2) * n))
+                if shell <= n // 2:
+                    num[shell] += fa[i, j, k] * np.conj(fb[i, j, k])
+                    pa[shell] += abs(fa[i, j, k]) ** 2
+                    pb[shell] += abs(fb[i, j, k]) ** 2
+    ok = pa * pb > 0
+    out[ok] = np.real(num)[ok] / np.sqrt(pa[ok] * pb[ok])
+    return out
+
+
+def test_fsc_matches_a_brute_force_loop_and_is_one_with_itself() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((10, 10, 10)), rng.standard_normal((10, 10, 10))
+    freqs, curve = fsc(a, a + 0.5 * b, 2.0)
+    assert np.allclose(curve, _naive_fsc(a, a + 0.5 * b, 2.0))
+    assert np.allclose(freqs, np.arange(6) / 20.0)
+    x = molmap(_atoms(), 4.0, 1.5).data
+    _, self_curve = fsc(x, x, 1.5)
+    assert np.allclose(self_curve[1:], 1.0)
+    assert fsc_resolution(*fsc(x, x, 1.5), 0.143) == pytest.approx(3.0)  # never crosses: Nyquist 2 · apix
+
+
+def test_fsc_drops_with_noise_as_theory_says() -> None:
+    """White signal S plus independent white noise N: FSC(S, S + N) = 1 / sqrt(1 + σ_N² / σ_S²) per shell."""
+    rng = np.random.default_rng(1)
+    s = rng.standard_normal((32, 32, 32))
+    for ratio in (0.25, 1.0, 4.0):
+        _, curve = fsc(s, s + math.sqrt(ratio) * rng.standard_normal(s.shape), 1.0)
+        assert np.mean(curve[4:]) == pytest.approx(1 / math.sqrt(1 + ratio), abs=0.02)
+
+
+def test_fsc_resolution_interpolates_the_crossing() -> None:
+    freqs = np.array([0.0, 0.1, 0.2, 0.3])
+    assert fsc_resolution(freqs, np.array([1.0, 0.8, 0.4, 0.1]), 0.5) == pytest.approx(1 / 0.175)
+    assert fsc_resolution(freqs, np.array([1.0, 0.9, 0.8, 0.7]), 0.5) == pytest.approx(1 / 0.3)
+
+
+def test_resolution_and_cc_rank_noisy_and_blurred_maps() -> None:
+    """FSC is blind to isotropic filtering (the filter is constant on each shell) but not to noise; CC sees both."""
+    atoms = load_structure("cobrotoxin")
+    hi = molmap(atoms, 3.0, 1.0)
+    lo = molmap(atoms, 8.0, 1.0, shape=hi.shape, origin=hi.origin)
+    mid = molmap(atoms, 5.0, 1.0, shape=hi.shape, origin=hi.origin)
+    assert np.allclose(fsc(lo.data, hi.data, 1.0)[1][1:12], 1.0, atol=0.01)
+    assert cc(mid.data, hi.data) > cc(lo.data, hi.data)
+    rng = np.random.default_rng(0)
+    r_clean = fsc_resolution(*fsc(add_noise(hi.data, 4.0, rng), hi.data, 1.0), 0.5)
+    r_noisy = fsc_resolution(*fsc(add_noise(hi.data, 0.25, rng), hi.data, 1.0), 0.5)
+    assert r_clean < r_noisy
+
+
+def test_cc_matches_numpy_and_masks() -> None:
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((5, 6, 7)), rng.standard_normal((5, 6, 7))
+    assert cc(a, b) == pytest.approx(np.corrcoef(a.ravel(), b.ravel())[0, 1])
+    mask = a > 0
+    assert cc(a, b, mask) == pytest.approx(np.corrcoef(a[mask], b[mask])[0, 1])
+    assert cc(a, 3 * a + 1) == pytest.approx(1.0)
+
+
+def test_atom_mask_covers_the_atoms() -> None:
+    atoms = _atoms(5)
+    m = molmap(atoms, 4.0, 1.0)
+    mask = atom_mask(atoms, m.shape, 1.0, m.origin, radius=2.0)
+    z, y, x = np.nonzero(mask)
+    pos = np.stack([x, y, z], -1) * 1.0 + np.asarray(m.origin)
+    d = np.sqrt(((pos[:, None] - atoms.positions[None]) ** 2).sum(-1)).min(1)
+    assert d.max() <= 2.0 and mask.sum() >= 5 * 27
+
+
+# ---------------------------------------------------------------- classical baselines
+
+
+def test_global_sharpening_restores_a_blurred_map() -> None:
+    atoms = load_structure("cobrotoxin")
+    target = molmap(atoms, 4.0, 1.5)
+    blurred = apply_bfactor(target.data, 150.0, 1.5)
+    b_ref = guinier_bfactor(target.data, 1.5, 4.0)
+    sharp = global_sharpen(blurred, 1.5, 4.0, b_target=b_ref)
+    assert cc(sharp, target.data) > cc(blurred, target.data) + 0.05
+
+
+def test_local_scaling_with_the_true_profile_helps_a_blurred_map() -> None:
+    atoms = load_structure("cobrotoxin")
+    target = molmap(atoms, 4.0, 1.5)
+    blurred = apply_bfactor(target.data, 150.0, 1.5)
+    win = 16
+    _, ref = radial_amplitude(target.data[8 : 8 + win, 8 : 8 + win, 8 : 8 + win], 1.5)
+    out = local_scale(blurred, 1.5, 4.0, ref, window=win)
+    assert out.shape == blurred.shape and np.isfinite(out).all()
+    assert cc(out, target.data) > cc(blurred, target.data)
