@@ -5,12 +5,6 @@ directory; a launch with more processes than a minibatch has samples is a clear 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -24,39 +18,14 @@ from iclr26_theory_metrics.methods.neural_collapse.config import PRESETS, expand
 from iclr26_theory_metrics.methods.neural_collapse.train import train_one
 
 
-def _rows(run_root: Path) -> list[dict[str, Any]]:
-    (path,) = (run_root / "neural-collapse").iterdir()
-    return [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
-
-
 @pytest.mark.slow
-def test_torchrun_two_processes_match_one(tmp_path: Path) -> None:
-    torchrun = shutil.which("torchrun")
-    if torchrun is None:
-        pytest.skip("torchrun not on PATH")
+def test_torchrun_two_processes_match_one(launcher: Any) -> None:  # launcher: conftest.Launcher
     # 300 images in batches of 31: every global batch splits unevenly over 2 ranks (16/15, last 21 -> 11/10)
     args = ["neural-collapse", "--preset", "smoke", "--no-ufm", "--epochs", "2", "--batch-size", "31"]
     args += ["--optimizers", "sgd", "--momentum-ablation", "off", "--device", "cpu", "--quiet"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    one = subprocess.run(
-        [sys.executable, "-m", "iclr26_theory_metrics", *args, "--out-dir", str(tmp_path / "one")],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert one.returncode == 0, one.stderr[-2000:]
-    two = subprocess.run(
-        [torchrun, "--nproc-per-node", "2", "-m", "iclr26_theory_metrics", *args, "--out-dir", str(tmp_path / "two")],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert two.returncode == 0, two.stderr[-2000:]
-    assert len(list((tmp_path / "two" / "neural-collapse").iterdir())) == 1  # rank 0 alone writes
-    a, b = _rows(tmp_path / "one"), _rows(tmp_path / "two")
+    a, b = launcher.one_vs_two(args)  # asserts one run directory each (rank 0 alone writes)
     assert [r["epoch"] for r in a] == [r["epoch"] for r in b] == [0, 1, 2]
-    assert max(abs(u["train_loss"] - v["train_loss"]) for u, v in zip(a, b, strict=True)) < 1e-4, (a, b)
-    assert max(abs(u["nc0"] - v["nc0"]) for u, v in zip(a, b, strict=True)) < 1e-4
+    launcher.assert_close(a, b, ["train_loss", "nc0"])
     assert a[-1]["train_loss"] < a[0]["train_loss"]  # it trained
 
 

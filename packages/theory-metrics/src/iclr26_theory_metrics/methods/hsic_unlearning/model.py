@@ -30,12 +30,14 @@ import torch
 import torch.nn.functional as F
 
 from iclr26_shared.distributed import DistContext
+from iclr26_shared.errors import UsageError
 from iclr26_theory_metrics.methods.hsic_unlearning.config import HsicUnlearningConfig
 from iclr26_theory_metrics.nn.models import FeatureClassifier, build_model
 
 __all__ = [
     "UNLEARN",
     "build_classifier",
+    "check_world",
     "minibatches",
     "per_sample_loss",
     "saliency_mask",
@@ -53,20 +55,24 @@ def build_classifier(
     return build_model(cfg.model, image_shape, num_classes, width=cfg.width)
 
 
-def minibatches(
-    n: int, batch_size: int, gen: torch.Generator, dist: DistContext | None = None
-) -> Iterator[torch.Tensor]:
-    """Shuffled index minibatches of ``range(n)``; under torchrun each rank gets its equal share of every global
-    batch (a last batch that does not split evenly over the ranks is dropped there, only when distributed)."""
+def minibatches(n: int, batch_size: int, gen: torch.Generator) -> Iterator[torch.Tensor]:
+    """Shuffled index minibatches ``[≤ batch_size]`` of ``range(n)`` (the last one may be smaller)."""
     order = torch.randperm(n, generator=gen)
     for start in range(0, n, batch_size):
-        idx = order[start : start + batch_size]
-        if dist is not None and dist.distributed:
-            usable = idx.numel() - idx.numel() % dist.world_size
-            if usable == 0:
-                continue
-            idx = dist.shard(idx[:usable])
-        yield idx
+        yield order[start : start + batch_size]
+
+
+def check_world(n: int, batch_size: int, dist: DistContext | None, what: str = "training set") -> None:
+    """Under torchrun every minibatch (the last, smaller one included) needs at least one sample per process;
+    otherwise a one-line :class:`UsageError` naming ``batch_size``."""
+    world = dist.world_size if dist is not None else 1
+    last = n % batch_size or batch_size
+    if world > 1 and min(batch_size, last) < world:
+        raise UsageError(
+            f"batch_size: every minibatch needs at least one sample per process (batch {batch_size}, last batch "
+            f"{last} of the {n}-image {what}, {world} processes); lower torchrun --nproc-per-node or change "
+            "batch_size / n_train"
+        )
 
 
 def train_classifier(
@@ -81,24 +87,43 @@ def train_classifier(
     dist: DistContext | None = None,
     on_epoch: Callable[[int, float], None] | None = None,
 ) -> FeatureClassifier:
-    """SGD (momentum 0.9, cosine schedule) on the cross-entropy; through ``dist.wrap`` so that it runs under
-    torchrun (DDP averages the gradients of the ranks' equal shares = the single-process batch gradient)."""
+    """SGD (momentum 0.9, cosine schedule) on the cross-entropy of minibatches of ``batch_size``.
+
+    Under torchrun (``dist`` distributed) the model goes through ``dist.wrap`` (DDP) and every global minibatch
+    ``B`` is split over the ranks as ``B[rank::world]`` (uneven shares allowed); each rank's loss is
+    ``Σ_{i ∈ share} ℓ_i · world / |B|``, so DDP's gradient average is the single-process gradient of the batch mean
+    ``(1/|B|) Σ_{i ∈ B} ℓ_i`` and the run follows the single-process curve up to float summation order. The epoch
+    loss passed to ``on_epoch`` is the mean over all ``N`` samples (summed over the ranks). With one process this
+    is the plain loop (bit-for-bit what it was).
+    """
     x, y = data
-    net = dist.wrap(model) if dist is not None else model
+    dist = dist if dist is not None else DistContext()
+    world = dist.world_size
+    check_world(x.shape[0], batch_size, dist)
+    net = dist.wrap(model)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs)
     for epoch in range(epochs):
         model.train()
-        total, count = 0.0, 0
-        for idx in minibatches(x.shape[0], batch_size, gen, dist):
+        total, count = 0.0, 0.0
+        for idx in minibatches(x.shape[0], batch_size, gen):
             idx = idx.to(x.device)
-            loss = F.cross_entropy(net(x[idx]), y[idx])
+            if world == 1:
+                loss = F.cross_entropy(net(x[idx]), y[idx])
+                batch_sum, here = float(loss.detach()) * idx.numel(), idx.numel()
+            else:  # this rank's share; sum × world / |B| makes DDP's average the global batch mean
+                share = idx[dist.rank :: world]
+                summed = F.cross_entropy(net(x[share]), y[share], reduction="sum")
+                loss, batch_sum, here = summed * (world / idx.numel()), float(summed.detach()), share.numel()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            total, count = total + float(loss.detach()) * idx.numel(), count + idx.numel()
+            total, count = total + batch_sum, count + here
         sched.step()
         if on_epoch is not None:
+            if world > 1:  # the ratio of the ranks' mean sums is the ratio of the global sums
+                sums = dist.mean({"total": total, "count": count})
+                total, count = sums["total"], sums["count"]
             on_epoch(epoch + 1, total / max(count, 1))
     model.eval()
     return model

@@ -6,7 +6,10 @@
    non-members).
 2. The original model on D_r ∪ D_f and the retrained model (gold standard) on D_r, from the same initialisation,
    one ``metrics.jsonl`` row per epoch; both are checkpointed, so ``--resume`` skips them. Trained through
-   :mod:`iclr26_shared.distributed` (runs under torchrun unchanged).
+   :mod:`iclr26_shared.distributed` (runs under torchrun unchanged: every minibatch split over the processes,
+   see :func:`~iclr26_theory_metrics.methods.hsic_unlearning.model.train_classifier`; the fine-tune unlearning
+   loop too). The other unlearning loops, the evaluation and the protocol are short and run identically on every
+   rank (same seeds, same weights); rank 0 alone writes.
 3. Each unlearning method of ``cfg.unlearning`` applied to a copy of the original model.
 4. Every model is evaluated (one row each, ``phase="eval"``): accuracies on D_r, D_f and the test split, the
    loss-threshold membership-inference attack (threshold calibrated on D_r members vs reference non-members;
@@ -38,6 +41,7 @@ from iclr26_shared.runs import RunDir
 from iclr26_theory_metrics.methods.hsic_unlearning.config import HsicUnlearningConfig
 from iclr26_theory_metrics.methods.hsic_unlearning.model import (
     build_classifier,
+    check_world,
     per_sample_loss,
     train_classifier,
     unlearn,
@@ -246,6 +250,8 @@ def run(cfg: HsicUnlearningConfig, run_dir: RunDir) -> dict[str, Any]:
     half = data.x_test.shape[0] // 2
     ref_idx, unseen_idx = test_perm[:half], test_perm[half:]
     _check_sizes(cfg, forget_idx.numel(), retain_idx.numel(), ref_idx.numel(), unseen_idx.numel())
+    for n, what in ((data.x_train.shape[0], "training set"), (retain_idx.numel(), "retain set")):
+        check_world(n, cfg.batch_size, dist, what)  # before anything is trained or written
     x, y = data.x_train.to(device), data.y_train.to(device)
     retain: Data = (x[retain_idx.to(device)], y[retain_idx.to(device)])
     forget: Data = (x[forget_idx.to(device)], y[forget_idx.to(device)])
@@ -266,7 +272,7 @@ def run(cfg: HsicUnlearningConfig, run_dir: RunDir) -> dict[str, Any]:
             step0 = j * cfg.epochs
 
             def log(epoch: int, loss: float, step0: int = step0, name: str = name) -> None:
-                run_dir.log(step0 + epoch, phase=f"train {name}", epoch=epoch, **dist.mean({"loss": loss}))
+                run_dir.log(step0 + epoch, phase=f"train {name}", epoch=epoch, loss=loss)
 
             train_classifier(
                 model, train_set, epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size,
