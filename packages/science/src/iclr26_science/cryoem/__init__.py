@@ -18,8 +18,18 @@ from iclr26_science._extras import require
 require("cryoem", __name__)
 
 from iclr26_science.cryoem.baselines import global_sharpen, guinier_bfactor, local_scale, radial_amplitude
+from iclr26_science.cryoem.jepa import JEPA3D, ema_momentum, sample_masks, sincos_3d
+from iclr26_science.cryoem.losses import histogram_js, restoration_loss, soft_histogram
 from iclr26_science.cryoem.metrics import atom_mask, cc, fsc, fsc_resolution, shell_index
 from iclr26_science.cryoem.mrc import REAL_MODES, DensityMap, read_map, write_map
+from iclr26_science.cryoem.scunet import (
+    FRN3d,
+    SCBlock3d,
+    SCUNet3D,
+    SwinBlock3d,
+    WindowAttention3d,
+    naive_window_attention,
+)
 from iclr26_science.cryoem.simulate import (
     MOLMAP_SIGMA_FACTOR,
     add_noise,
@@ -36,6 +46,19 @@ from iclr26_science.cryoem.tiling import gaussian_window, tile_starts, tiled_inf
 
 __all__ = [
     "ATOMIC_NUMBERS",
+    "FRN3d",
+    "JEPA3D",
+    "SCBlock3d",
+    "SCUNet3D",
+    "SwinBlock3d",
+    "WindowAttention3d",
+    "ema_momentum",
+    "histogram_js",
+    "naive_window_attention",
+    "restoration_loss",
+    "sample_masks",
+    "sincos_3d",
+    "soft_histogram",
     "MOLMAP_SIGMA_FACTOR",
     "REAL_MODES",
     "STRUCTURES",
