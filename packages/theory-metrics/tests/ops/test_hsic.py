@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -179,3 +180,29 @@ def test_mmd_and_f1() -> None:
     assert abs(mmd2_unbiased(x, y)) < 0.05 < mmd2_unbiased(x, y + 2.0)
     assert f1_score([True, True, False, False], [True, False, False, True]) == pytest.approx(0.5)
     assert f1_score([False, False], [True, True]) == 0.0
+
+
+def _device_matches_cpu(device: str) -> None:
+    """Every estimator, the permutation null and the split-half distribution on ``device`` equal the CPU values
+    (the permutations come from the same CPU generator, so the draws are identical)."""
+    x, y = _dependent(128)
+    estimators: tuple[Literal["biased", "unbiased", "block"], ...] = ("biased", "unbiased", "block")
+    for estimator in estimators:
+        cpu = hsic(x, y, estimator=estimator, block_size=32)
+        dev = hsic(x.to(device), y.to(device), estimator=estimator, block_size=32)
+        assert dev.device.type == torch.device(device).type and dev.dtype == torch.float64
+        assert float(dev) == pytest.approx(float(cpu), rel=1e-9, abs=1e-12), estimator
+    obs, null = hsic_permutation_null(x, y, 50, generator=torch.Generator().manual_seed(0))
+    obs_d, null_d = hsic_permutation_null(x.to(device), y.to(device), 50, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(obs_d.cpu(), obs)
+    torch.testing.assert_close(null_d.cpu(), null)
+    idx = torch.arange(10, 90)
+    for resplit in (False, True):
+        h = split_half_dependence(x, idx, 30, resplit=resplit, generator=torch.Generator().manual_seed(1))
+        h_d = split_half_dependence(x.to(device), idx, 30, resplit=resplit, generator=torch.Generator().manual_seed(1))
+        torch.testing.assert_close(h_d.cpu(), h)
+
+
+@pytest.mark.gpu
+def test_cuda_matches_cpu() -> None:
+    _device_matches_cpu("cuda")
