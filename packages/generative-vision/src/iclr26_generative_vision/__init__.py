@@ -1,9 +1,10 @@
-"""iclr26 generative-vision: S²-Guidance and DUPA (ELViS, Causal Delta Embeddings to come).
+"""iclr26 generative-vision: S²-Guidance, DUPA and ELViS (Causal Delta Embeddings to come).
 
 Public API (loaded lazily, so that importing the package does not import diffusers)::
 
     from iclr26_generative_vision import S2Guidance, guided_sample, ClassConditionalDiT
     from iclr26_generative_vision import DDT, ConditionProjector, dupa_loss, draw_paths, euler_sample
+    from iclr26_generative_vision import ELViS, RerankingTransformer, chamfer_ot_similarity, retrieval_benchmark
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from iclr26_generative_vision.data.gmm import ExactGMMDenoiser, GaussianMixture, toy_mixture
+    from iclr26_generative_vision.data.retrieval import retrieval_benchmark
     from iclr26_generative_vision.flow.dupa import ConditionProjector, draw_paths, dupa_loss
     from iclr26_generative_vision.flow.sampler import euler_sample
     from iclr26_generative_vision.guidance.blocks import register_skippable_block
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from iclr26_generative_vision.nn.ddt import DDT
     from iclr26_generative_vision.nn.dit import ClassConditionalDiT
     from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
+    from iclr26_generative_vision.retrieval.elvis import ELViS, chamfer_ot_similarity, chamfer_similarity
+    from iclr26_generative_vision.retrieval.rrt import RerankingTransformer
 
 _LAZY = {
     "S2Guidance": "iclr26_generative_vision.guidance.s2",
@@ -41,24 +45,34 @@ _LAZY = {
     "draw_paths": "iclr26_generative_vision.flow.dupa",
     "dupa_loss": "iclr26_generative_vision.flow.dupa",
     "euler_sample": "iclr26_generative_vision.flow.sampler",
+    "ELViS": "iclr26_generative_vision.retrieval.elvis",
+    "chamfer_similarity": "iclr26_generative_vision.retrieval.elvis",
+    "chamfer_ot_similarity": "iclr26_generative_vision.retrieval.elvis",
+    "RerankingTransformer": "iclr26_generative_vision.retrieval.rrt",
+    "retrieval_benchmark": "iclr26_generative_vision.data.retrieval",
 }
 
 __all__ = [
     "DDT",
     "BlockMaskSampler",
+    "ELViS",
     "ClassConditionalDiT",
     "ConditionProjector",
     "ExactGMMDenoiser",
     "GaussianMixture",
     "GuiderSettings",
+    "RerankingTransformer",
     "ResidualMLPDenoiser",
     "S2Guidance",
+    "chamfer_ot_similarity",
+    "chamfer_similarity",
     "draw_paths",
     "dupa_loss",
     "euler_sample",
     "guided_sample",
     "make_guider",
     "register_skippable_block",
+    "retrieval_benchmark",
     "toy_mixture",
 ]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from iclr26_generative_vision.methods.dupa.spec import SPEC as DUPA
+from iclr26_generative_vision.methods.elvis.spec import SPEC as ELVIS
 from iclr26_generative_vision.methods.s2_guidance.spec import SPEC as S2_GUIDANCE
 from iclr26_shared.cli import run_methods
 from iclr26_shared.spec import MethodSpec
@@ -16,7 +17,7 @@ from iclr26_shared.spec import MethodSpec
 DOMAIN = "generative-vision"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
-METHODS: dict[str, MethodSpec[Any]] = {S2_GUIDANCE.name: S2_GUIDANCE, DUPA.name: DUPA}
+METHODS: dict[str, MethodSpec[Any]] = {S2_GUIDANCE.name: S2_GUIDANCE, DUPA.name: DUPA, ELVIS.name: ELVIS}
 
 
 def main(argv: list[str] | None = None) -> int:

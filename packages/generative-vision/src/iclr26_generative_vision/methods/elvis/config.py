@@ -1,0 +1,144 @@
+"""Config and presets of ``elvis`` (no heavy imports: ``iclr26 list`` imports this module)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import annotated_types as at
+
+from iclr26_shared.config import PosFloat, PosInt, UnitFloat, validate
+from iclr26_shared.errors import ConfigError
+
+__all__ = ["DOMAIN_NAMES", "PRESETS", "ELViSConfig", "Variant"]
+
+Domain = Literal["natural", "textures", "documents", "science"]
+#: The benchmark's domains (``data.retrieval.DOMAINS``), kept here as names so that config imports no numpy.
+DOMAIN_NAMES: tuple[str, ...] = ("natural", "textures", "documents", "science")
+
+#: A trained re-ranker: ``elvis`` (the method: learned dustbins h + ω), ``elvis-no-dustbin`` (ablation "w/o
+#: dustbin"), ``elvis-scalar-dustbin`` (ablation "scalar dustbin instead of h"), ``elvis-no-f`` (ablation
+#: "w/o f"), ``rrt`` (the learned transformer re-ranker baseline).
+Variant = Literal["elvis", "elvis-no-dustbin", "elvis-scalar-dustbin", "elvis-no-f", "rrt"]
+
+Lambda = Annotated[float, at.Interval(ge=0, le=1)]
+
+
+@dataclass(frozen=True)
+class ELViSConfig:
+    """ELViS re-ranking vs the global shortlist, Chamfer(+OT), RANSAC and a trained transformer re-ranker."""
+
+    variants: Annotated[tuple[Variant, ...], at.MinLen(1)] = ("elvis", "elvis-no-dustbin", "rrt")
+    """Re-rankers to train (the claims need elvis, elvis-no-dustbin and rrt)."""
+    train_domain: Domain = "natural"
+    """The domain whose training sources the re-rankers learn from (paper: GLDv2 landmarks or SOP products)."""
+    train_sources: PosInt = 4
+    """How many of the training domain's photographs are training sources; the rest are its in-domain test."""
+    train_views: PosInt = 8
+    """Views per training instance (fresh random warps, not the test views)."""
+    max_keypoints: PosInt = 128
+    """Local descriptors per image: the strongest SIFT keypoints (paper: 700 DINOv2 patches at test, 400 training)."""
+    window: Annotated[int, at.Ge(32)] = 96
+    """Side (px) of an instance's window in its source photograph."""
+    view_size: Annotated[int, at.Ge(32)] = 128
+    """Side (px) of a warped view (the window is warped to view_size²)."""
+    short_side: Annotated[int, at.Ge(64)] = 448
+    """Source photographs are resized to this short side before cutting windows."""
+    views_per_instance: PosInt = 4
+    """Database views per test instance (alternately easy and hard)."""
+
+    dim: PosInt = 128
+    """d, projection width (paper 128)."""
+    f_hidden: PosInt = 16
+    """Hidden width of the vote network f (paper 16)."""
+    g_hidden: PosInt = 64
+    """Hidden width of the training head g (paper 64)."""
+    sinkhorn_iters: PosInt = 10
+    """Sinkhorn iterations (paper 10)."""
+    sinkhorn_reg: PosFloat = 0.1
+    """Entropic regularisation of the OT (paper 0.1)."""
+    lam: Lambda = 0.5
+    """λ of the re-ranking score λ·global + (1−λ)·σ(τ·s) (paper 0.5)."""
+    tau: PosFloat = 0.5
+    """τ of the re-ranking score (paper 0.5)."""
+    rerank_k: PosInt = 100
+    """Shortlist length re-ranked (paper 100 or 400; our databases hold ~100 images per domain)."""
+    map_k: PosInt = 100
+    """mAP cut-off (paper map_k = 100)."""
+
+    rrt_dim: PosInt = 128
+    """Width of the transformer re-ranker baseline."""
+    rrt_layers: PosInt = 2
+    """Encoder layers of the transformer re-ranker (RRT: 6)."""
+    rrt_heads: PosInt = 4
+    """Attention heads of the transformer re-ranker (RRT: 4)."""
+
+    epochs: PosInt = 10
+    """Training epochs over the training triplets (paper 10 on GLDv2)."""
+    batch_size: PosInt = 32
+    """Triplets per step (each gives a positive and a negative pair; paper 600)."""
+    lr: PosFloat = 5e-4
+    """AdamW learning rate, warmup-cosine with 10% warmup (paper 5e-4)."""
+    weight_decay: Annotated[float, at.Ge(0)] = 5e-4
+    """AdamW weight decay (paper 5e-4)."""
+    hard_negative_pool: PosInt = 10
+    """Negatives are drawn from the top global neighbours of the anchor that are not positives (pool size)."""
+    pair_batch: PosInt = 256
+    """Pairs per forward pass at evaluation."""
+    timing_pairs: PosInt = 64
+    """Pairs timed per re-ranker for the cost claim (µs per pair)."""
+    control_auc: UnitFloat = 0.8
+    """Controlled check: pair AUC of ELViS on held-out training-domain pairs must exceed this (chance 0.5)."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if len(set(self.variants)) != len(self.variants):
+            raise ConfigError("variants", self.variants, "no repeated variant")
+        if "elvis" not in self.variants:
+            raise ConfigError("variants", self.variants, "a list that includes 'elvis'")
+        if self.view_size < self.window // 2:
+            raise ConfigError("view_size", self.view_size, f"at least window/2 = {self.window // 2}")
+        if self.rrt_dim % self.rrt_heads:
+            raise ConfigError("rrt_heads", self.rrt_heads, f"a divisor of rrt_dim = {self.rrt_dim}")
+
+    @property
+    def test_domains(self) -> tuple[str, ...]:
+        """Every domain; the training domain is tested on its held-out sources (in-domain, ID)."""
+        return DOMAIN_NAMES
+
+    @property
+    def held_out_domains(self) -> tuple[str, ...]:
+        """The out-of-domain (OOD) test domains."""
+        return tuple(d for d in DOMAIN_NAMES if d != self.train_domain)
+
+
+PRESETS: dict[str, ELViSConfig] = {
+    "smoke": ELViSConfig(
+        max_keypoints=32,
+        train_views=4,
+        views_per_instance=2,
+        short_side=256,
+        epochs=1,
+        batch_size=8,
+        rrt_dim=32,
+        rrt_layers=1,
+        rrt_heads=2,
+        rerank_k=10,
+        timing_pairs=8,
+    ),
+    "quick": ELViSConfig(),
+    "full": ELViSConfig(
+        variants=("elvis", "elvis-no-dustbin", "elvis-scalar-dustbin", "elvis-no-f", "rrt"),
+        max_keypoints=400,
+        window=128,
+        view_size=256,
+        short_side=768,
+        train_views=12,
+        views_per_instance=6,
+        epochs=30,
+        rrt_dim=256,
+        rrt_layers=6,
+        rrt_heads=4,
+        rerank_k=400,
+    ),
+}

@@ -1,0 +1,220 @@
+"""``run`` of ``elvis``: build the offline benchmark, train the re-rankers on one domain, re-rank every domain.
+
+Steps: (1) the training domain's first ``train_sources`` photographs give the training views (fresh
+warps, no queries); its other photographs are the in-domain (ID) test set and every other domain an
+out-of-domain (OOD) test set (``data.retrieval``); (2) ELViS, its ablations and the transformer re-ranker
+are trained on the same triplets (same seed, same order); (3) every test domain is ranked by the global
+descriptor and its top-k shortlist re-ranked by each scorer (global only, Chamfer, Chamfer+OT, RANSAC,
+the trained ones); mAP@k Medium (every view a positive) and Hard (only hard views; easy ones ignored) and
+their mean, per domain and as ID / OOD / average; (4) the controlled check's pair AUC on the ID shortlists;
+(5) parameters and µs per pair of each re-ranker at ``max_keypoints`` descriptors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from iclr26_generative_vision.data.retrieval import DOMAINS, RetrievalSet, Views, load_sources, make_domain
+from iclr26_generative_vision.methods.elvis.config import ELViSConfig
+from iclr26_generative_vision.methods.elvis.model import build_reranker, combine, score_pairs, train_reranker
+from iclr26_generative_vision.retrieval.elvis import ELViS, chamfer_ot_similarity
+from iclr26_generative_vision.retrieval.metrics import global_ranking, mean_average_precision, rerank_order
+from iclr26_shared.bench import measure
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.runs import RunDir
+
+__all__ = ["build_benchmark", "evaluate_domain", "pair_auc", "run", "time_per_pair"]
+
+ZERO_PARAM = ("chamfer", "chamfer-ot", "ransac")
+
+
+def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, RetrievalSet]]:
+    """The training views and the test sets by domain (the training domain's test set is its ID set)."""
+    sources = {d: load_sources(DOMAINS[d], cfg.short_side) for d in cfg.test_domains}
+    names = list(sources[cfg.train_domain])
+    train_names, id_names = names[: cfg.train_sources], names[cfg.train_sources :]
+    if not id_names:
+        raise ConfigError("train_sources", cfg.train_sources, f"fewer than the {len(names)} photographs of the domain")
+
+    def domain(name: str, src: dict[str, np.ndarray], views: int, seed_: int, queries: bool = True) -> RetrievalSet:
+        return make_domain(
+            name,
+            src,
+            window=cfg.window,
+            out_size=cfg.view_size,
+            max_keypoints=cfg.max_keypoints,
+            views_per_instance=views,
+            seed=seed_,
+            include_queries=queries,
+        )
+
+    train_src = {n: sources[cfg.train_domain][n] for n in train_names}
+    train = domain(cfg.train_domain, train_src, cfg.train_views, seed + 17, queries=False).database
+    tests: dict[str, RetrievalSet] = {}
+    for i, d in enumerate(cfg.test_domains):
+        src = {n: sources[d][n] for n in id_names} if d == cfg.train_domain else sources[d]
+        tests[d] = domain(d, src, cfg.views_per_instance, seed + 1000 * (i + 1))
+    return train, tests
+
+
+def pair_auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """ROC AUC (Mann-Whitney, ties count half) of ``scores`` for boolean ``labels``; NaN without both classes."""
+    pos, neg = scores[labels], scores[~labels]
+    if len(pos) == 0 or len(neg) == 0:
+        return float("nan")
+    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(greater / (len(pos) * len(neg)))
+
+
+def evaluate_domain(
+    rs: RetrievalSet,
+    scorers: dict[str, torch.nn.Module | None],
+    cfg: ELViSConfig,
+    *,
+    device: torch.device,
+    seed: int,
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """mAP@k (Medium, Hard, their mean) of the global ranking and of every re-ranked one; pair AUCs on the shortlist."""
+    gsim = rs.queries.glob.astype(np.float64) @ rs.database.glob.T.astype(np.float64)
+    order = global_ranking(gsim)
+    k = min(cfg.rerank_k, order.shape[1])
+    nq = len(rs.queries)
+    ia = np.repeat(np.arange(nq), k)
+    ib = order[:, :k].reshape(-1)
+    pos, hard = rs.positives(), rs.hard_positives()
+    easy = pos & ~hard
+
+    def maps(o: np.ndarray) -> dict[str, float]:
+        medium = mean_average_precision(o, pos, k=cfg.map_k)
+        hard_map = mean_average_precision(o, hard, junk=easy, k=cfg.map_k)
+        return {"medium": medium, "hard": hard_map, "map": 0.5 * (medium + hard_map)}
+
+    out = {"global": maps(order)}
+    labels = pos[ia, ib]
+    aucs = {"global": pair_auc(gsim[ia, ib], labels)}
+    for name, model in scorers.items():
+        raw = score_pairs(name, model, rs.queries, ia, rs.database, ib, cfg=cfg, device=device, seed=seed)
+        final = combine(name, gsim[ia, ib], raw, cfg).reshape(nq, k)
+        out[name] = maps(rerank_order(order, final, k))
+        aucs[name] = pair_auc(raw, labels)
+    return out, aucs
+
+
+def time_per_pair(model: torch.nn.Module | None, name: str, cfg: ELViSConfig, device: torch.device) -> float:
+    """Median µs per pair of a scorer on ``timing_pairs`` random pairs with ``max_keypoints`` descriptors each."""
+    n, m = cfg.timing_pairs, cfg.max_keypoints
+    gen = torch.Generator().manual_seed(0)
+    q = torch.nn.functional.normalize(torch.randn(n, m, 128, generator=gen), dim=-1).to(device)
+    x = torch.nn.functional.normalize(torch.randn(n, m, 128, generator=gen), dim=-1).to(device)
+    mask = torch.ones(n, m, dtype=torch.bool, device=device)
+
+    def call() -> Any:
+        with torch.no_grad():
+            if name == "chamfer-ot":
+                return chamfer_ot_similarity(q, mask, x, mask, iters=cfg.sinkhorn_iters, reg=cfg.sinkhorn_reg)
+            if isinstance(model, ELViS):
+                return model(q, mask, x, mask)
+            assert model is not None
+            return model(q, mask, x, mask, q[:, 0], x[:, 0])
+
+    return measure(call, repeats=5, warmup=1)["median_s"] / n * 1e6
+
+
+def _summary(per_domain: dict[str, dict[str, dict[str, float]]], cfg: ELViSConfig) -> dict[str, dict[str, float]]:
+    scorers = next(iter(per_domain.values())).keys()
+    ood = cfg.held_out_domains
+    return {
+        s: {
+            "id": per_domain[cfg.train_domain][s]["map"],
+            "ood": float(np.mean([per_domain[d][s]["map"] for d in ood])),
+            "avg": float(np.mean([per_domain[d][s]["map"] for d in per_domain])),
+        }
+        for s in scorers
+    }
+
+
+def run(cfg: ELViSConfig, run_dir: RunDir) -> dict[str, Any]:
+    """Train the re-rankers and evaluate every scorer on every domain; returns the results."""
+    device, seed = run_dir.device, run_dir.seed
+    train, tests = build_benchmark(cfg, seed)
+    results: dict[str, Any] = {
+        "train_domain": cfg.train_domain,
+        "held_out_domains": list(cfg.held_out_domains),
+        "train": {"views": len(train), "instances": int(len(np.unique(train.instance)))},
+        "domains": {
+            d: {"queries": len(rs.queries), "database": len(rs.database), "sources": rs.sources}
+            for d, rs in tests.items()
+        },
+        "max_keypoints": cfg.max_keypoints,
+        "rerank_k": cfg.rerank_k,
+        "control_auc": cfg.control_auc,
+    }
+    models: dict[str, torch.nn.Module] = {}
+    ckpt = run_dir.load_checkpoint()
+    done: dict[str, Any] = dict(ckpt[1]) if ckpt else {}
+    losses: dict[str, list[float]] = {}
+    steps_per_variant = cfg.epochs * -(-len(train) // cfg.batch_size)
+    with run_dir.progress(steps_per_variant * len(cfg.variants), "elvis: train " + ", ".join(cfg.variants)) as bar:
+        for i, variant in enumerate(cfg.variants):
+            torch.manual_seed(seed)
+            model = build_reranker(cfg, variant).to(device)
+            if variant in done:  # resumed: this variant finished before the run was stopped
+                model.load_state_dict(done[variant]["state"])
+                losses[variant] = list(done[variant]["losses"])
+                bar.advance(steps_per_variant)
+            else:
+
+                def on_step(step: int, loss: float, v: str = variant) -> None:
+                    bar.advance(1, loss=loss)
+                    if step % 10 == 0:
+                        run_dir.log(step, **{f"loss_{v}": loss})
+
+                losses[variant] = train_reranker(model, train, cfg, seed=seed, device=device, on_step=on_step)
+                done[variant] = {"state": model.state_dict(), "losses": losses[variant]}
+                run_dir.save_checkpoint(i + 1, done)
+            models[variant] = model.eval()
+    results["losses"] = {v: {"first": ls[0], "last": ls[-1], "steps": len(ls)} for v, ls in losses.items()}
+    scorers: dict[str, torch.nn.Module | None] = {**dict.fromkeys(ZERO_PARAM), **models}
+    per_domain: dict[str, dict[str, dict[str, float]]] = {}
+    aucs: dict[str, dict[str, float]] = {}
+    chance: dict[str, float] = {}
+    with run_dir.progress(len(tests), "elvis: re-rank") as bar:
+        for d, rs in tests.items():
+            per_domain[d], aucs[d] = evaluate_domain(rs, scorers, cfg, device=device, seed=seed)
+            pos = rs.positives()
+            chance[d] = float((pos.sum(1) / pos.shape[1]).mean())  # ≈ AP of a random ranking
+            bar.advance(1, **{"elvis_map": per_domain[d]["elvis"]["map"]})
+    results["map"] = per_domain
+    results["summary"] = _summary(per_domain, cfg)
+    results["chance_map"] = {
+        "id": chance[cfg.train_domain],
+        "ood": float(np.mean([chance[d] for d in cfg.held_out_domains])),
+        "avg": float(np.mean(list(chance.values()))),
+    }
+    results["pair_auc"] = aucs
+    cost: dict[str, dict[str, float]] = {
+        "chamfer-ot": {"params": 0, "us_per_pair": time_per_pair(None, "chamfer-ot", cfg, device)}
+    }
+    for v, m in models.items():
+        params = m.num_inference_parameters() if isinstance(m, ELViS) else sum(p.numel() for p in m.parameters())
+        cost[v] = {"params": int(params), "us_per_pair": time_per_pair(m, v, cfg, device)}
+    results["cost"] = cost
+    if run_dir.dist.is_main:
+        _plots(results, run_dir)
+    return results
+
+
+def _plots(results: dict[str, Any], run_dir: RunDir) -> None:
+    from iclr26_shared.plotting import plot_bars
+
+    summary = results["summary"]
+    for split in ("id", "ood", "avg"):
+        plot_bars(
+            run_dir.figure_path(f"map_{split}"),
+            {s: v[split] for s, v in summary.items()},
+            ylabel=f"mAP@{results['rerank_k']} (M+H)/2",
+            title=f"{split.upper()} mAP by re-ranker",
+        )

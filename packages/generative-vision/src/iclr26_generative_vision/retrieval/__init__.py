@@ -1,0 +1,1 @@
+"""Image retrieval: ELViS similarity-space re-ranking, its baselines and retrieval metrics."""

@@ -1,0 +1,80 @@
+"""The ELViS claims hold, fail and are inconclusive on hand-made results."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from iclr26_generative_vision.methods.elvis.claims import claims, report
+from iclr26_shared.verdicts import summarize_seeds
+
+SCORERS = ("global", "chamfer", "chamfer-ot", "ransac", "elvis", "elvis-no-dustbin", "rrt")
+
+
+def _results(elvis: float = 0.8, rrt: float = 0.6, no_dustbin: float = 0.4, chance: float = 0.04) -> dict[str, Any]:
+    base = {
+        "global": 0.5,
+        "chamfer": 0.55,
+        "chamfer-ot": 0.6,
+        "ransac": 0.7,
+        "elvis-no-dustbin": no_dustbin,
+        "rrt": rrt,
+        "elvis": elvis,
+    }
+    domains = ("natural", "textures", "documents", "science")
+    per = {d: {s: {"medium": v, "hard": v, "map": v} for s, v in base.items()} for d in domains}
+    return {
+        "train_domain": "natural",
+        "held_out_domains": list(domains[1:]),
+        "train": {"views": 10, "instances": 5},
+        "domains": {d: {"queries": 5, "database": 20, "sources": {"x": 5}} for d in domains},
+        "max_keypoints": 32,
+        "rerank_k": 10,
+        "control_auc": 0.8,
+        "map": per,
+        "summary": {s: {"id": v, "ood": v, "avg": v} for s, v in base.items()},
+        "chance_map": {"id": chance, "ood": chance, "avg": chance},
+        "pair_auc": {d: {s: 0.9 for s in SCORERS} for d in domains},
+        "cost": {
+            "chamfer-ot": {"params": 0, "us_per_pair": 50.0},
+            "elvis": {"params": 30_000, "us_per_pair": 60.0},
+            "elvis-no-dustbin": {"params": 20_000, "us_per_pair": 55.0},
+            "rrt": {"params": 300_000, "us_per_pair": 400.0},
+        },
+        "losses": {"elvis": {"first": 0.7, "last": 0.3, "steps": 60}},
+    }
+
+
+def test_claims_hold_on_a_clear_win() -> None:
+    cs = claims(_results())
+    assert len(cs) == 7 and all(c.holds for c in cs), [(c.claim, c.ours, c.reference) for c in cs]
+    text = report(_results())
+    assert "| elvis | 0.8 | 0.8 | 0.8 |" in text and "µs per pair" in text and "Pair AUC" in text
+
+
+def test_claims_fail_when_elvis_loses() -> None:
+    res = _results(elvis=0.3, rrt=0.6, no_dustbin=0.5)
+    res["cost"]["elvis"]["params"] = 200_000
+    res["pair_auc"]["natural"]["elvis"] = 0.55
+    held = {c.claim: c.holds for c in claims(res)}
+    assert not any(v for k, v in held.items() if "time per pair" not in k)
+
+
+def test_both_at_chance_is_inconclusive_and_seeds_combine() -> None:
+    res = _results(elvis=0.03, rrt=0.02, no_dustbin=0.01, chance=0.04)
+    for row in res["summary"].values():
+        row.update(id=0.03, ood=0.03, avg=0.03)
+    verdicts = [c.verdict for c in claims(res)]
+    assert verdicts[:4] == ["inconclusive"] * 4
+    res["pair_auc"]["natural"]["elvis"] = 0.5
+    assert not claims(res)[-1].holds  # AUC at chance misses the control's bar
+    seeds = [(i, claims(copy.deepcopy(_results(elvis=0.8 + shift)))) for i, shift in enumerate((0.0, 0.02, -0.02))]
+    summary = summarize_seeds(seeds)
+    assert summary[0].verdict == "holds" and not summary[0].single_seed
+
+
+def test_claims_skip_what_was_not_measured() -> None:
+    res = _results()
+    del res["summary"]["rrt"], res["summary"]["elvis-no-dustbin"], res["cost"]["rrt"]
+    names = [c.claim for c in claims(res)]
+    assert len(names) == 3 and not any("transformer" in n or "dustbin" in n for n in names)

@@ -1,0 +1,178 @@
+"""ELViS library: log-domain Sinkhorn (vs a probability-domain twin, marginals), dustbins, votes, Chamfer,
+padding masks, permutation invariance, gradients, bad inputs; the transformer re-ranker's masks."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from iclr26_generative_vision.retrieval.elvis import (
+    ELViS,
+    chamfer_ot_similarity,
+    chamfer_similarity,
+    log_sinkhorn,
+    naive_log_sinkhorn,
+    ot_similarity,
+    rerank_score,
+    votes,
+)
+from iclr26_generative_vision.retrieval.rrt import RerankingTransformer
+from iclr26_shared.errors import DataError
+
+
+def _pairs(b: int = 3, m: int = 6, n: int = 9, d: int = 16, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(seed)
+    q = F.normalize(torch.randn(b, m, d, generator=gen), dim=-1)
+    x = F.normalize(torch.randn(b, n, d, generator=gen), dim=-1)
+    return q, torch.ones(b, m, dtype=torch.bool), x, torch.ones(b, n, dtype=torch.bool)
+
+
+def _augmented(sim: torch.Tensor, u: torch.Tensor, v: torch.Tensor, omega: float) -> torch.Tensor:
+    m, n = sim.shape
+    aug = torch.empty(m + 1, n + 1, dtype=sim.dtype)
+    aug[:m, :n], aug[:m, n], aug[m, :n], aug[m, n] = sim, u, v, omega
+    return aug
+
+
+def test_log_sinkhorn_matches_the_probability_domain_twin_and_its_marginals() -> None:
+    gen = torch.Generator().manual_seed(1)
+    m, n = 5, 7
+    sim = torch.rand(m, n, generator=gen, dtype=torch.float64) * 2 - 1
+    u, v = torch.rand(m, generator=gen, dtype=torch.float64), torch.rand(n, generator=gen, dtype=torch.float64)
+    aug = _augmented(sim, u, v, 1.0)
+    a = torch.cat([torch.full((m,), 1 / (m + n)), torch.tensor([n / (m + n)])]).double()
+    b = torch.cat([torch.full((n,), 1 / (m + n)), torch.tensor([m / (m + n)])]).double()
+    log_p = log_sinkhorn(aug[None], a.log()[None], b.log()[None], iters=10, reg=0.1)[0]
+    torch.testing.assert_close(log_p, naive_log_sinkhorn(aug, a, b, iters=10, reg=0.1))
+    # after the last (column) update the column marginals are exact; run long enough for the rows too
+    p = log_sinkhorn(aug[None], a.log()[None], b.log()[None], iters=500, reg=0.1)[0].exp()
+    torch.testing.assert_close(p.sum(0), b)
+    torch.testing.assert_close(p.sum(1), a, atol=1e-6, rtol=1e-6)
+    # the transported similarity is (M+N)·P without the dustbins
+    sp = ot_similarity(
+        sim[None],
+        torch.ones(1, m, dtype=torch.bool),
+        torch.ones(1, n, dtype=torch.bool),
+        dustbin="learned",
+        u=u[None],
+        v=v[None],
+        omega=1.0,
+        iters=10,
+        reg=0.1,
+    )[0]
+    torch.testing.assert_close(sp, (m + n) * log_p.exp()[:m, :n])
+
+
+@pytest.mark.parametrize("dustbin", ["learned", "scalar", "none"])
+def test_dustbin_variants_shapes_and_padding_masks(dustbin: str) -> None:
+    torch.manual_seed(0)
+    model = ELViS(16, dim=8, dustbin=dustbin).double()  # pyright: ignore[reportArgumentType]
+    q, qm, x, xm = (t.double() if t.is_floating_point() else t for t in _pairs())
+    sp = model.transported(q, qm, x, xm)
+    assert sp.shape == (3, 6, 9) and bool((sp >= 0).all())
+    s = model(q, qm, x, xm)
+    assert s.shape == (3,) and model.logit(q, qm, x, xm).shape == (3,)
+    # padding: extra masked descriptors (any values) change nothing
+    pad_q = torch.cat([q, 5 * torch.ones(3, 4, 16, dtype=q.dtype)], 1)
+    pad_x = torch.cat([x, -3 * torch.ones(3, 2, 16, dtype=x.dtype)], 1)
+    pad_qm = torch.cat([qm, torch.zeros(3, 4, dtype=torch.bool)], 1)
+    pad_xm = torch.cat([xm, torch.zeros(3, 2, dtype=torch.bool)], 1)
+    sp_pad = model.transported(pad_q, pad_qm, pad_x, pad_xm).detach()
+    torch.testing.assert_close(sp_pad[:, :6, :9], sp)
+    assert float(sp_pad[:, 6:].abs().sum() + sp_pad[:, :, 9:].abs().sum()) == 0.0
+    torch.testing.assert_close(model(pad_q, pad_qm, pad_x, pad_xm), s)
+
+
+def test_batched_pairs_of_different_sizes_equal_one_pair_at_a_time() -> None:
+    torch.manual_seed(0)
+    model = ELViS(16, dim=8).double()
+    q, qm, x, xm = (t.double() if t.is_floating_point() else t for t in _pairs())
+    qm[0, 4:], xm[1, 3:], xm[2, 8:] = False, False, False
+    batched = model(q, qm, x, xm)
+    for i in range(3):
+        one = model(q[i : i + 1, qm[i]], qm[i : i + 1, qm[i]], x[i : i + 1, xm[i]], xm[i : i + 1, xm[i]])
+        torch.testing.assert_close(batched[i : i + 1], one)
+
+
+def test_permutation_invariance_over_descriptors() -> None:
+    torch.manual_seed(0)
+    model = ELViS(16, dim=8).double()
+    q, qm, x, xm = (t.double() if t.is_floating_point() else t for t in _pairs())
+    s = model(q, qm, x, xm)
+    pq, px = torch.randperm(6), torch.randperm(9)
+    torch.testing.assert_close(model(q[:, pq], qm, x[:, px], xm), s)
+    sp = model.transported(q, qm, x, xm)
+    torch.testing.assert_close(model.transported(q[:, pq], qm, x[:, px], xm), sp[:, pq][:, :, px])
+
+
+def test_votes_without_f_sum_to_chamfer() -> None:
+    q, qm, x, xm = _pairs()
+    sim = torch.einsum("bmd,bnd->bmn", q, x)
+    rows, cols = votes(sim, qm, xm)
+    naive = torch.stack([sim[i].max(1).values.sum() + sim[i].max(0).values.sum() for i in range(3)])
+    torch.testing.assert_close(chamfer_similarity(q, qm, x, xm), naive)
+    torch.testing.assert_close(rows.sum(1) + cols.sum(1), naive)
+    # f = identity (votes summed as they are): ELViS's score is the Chamfer similarity of S'; without the
+    # projection and with ELViS's initial scalar dustbin ω = 1 it is exactly the zero-parameter Chamfer+OT
+    model = ELViS(16, dim=16, use_f=False, project=False, dustbin="scalar")
+    r, c = votes(model.transported(q, qm, x, xm), qm, xm)
+    torch.testing.assert_close(model(q, qm, x, xm), r.sum(1) + c.sum(1))
+    torch.testing.assert_close(model(q, qm, x, xm), chamfer_ot_similarity(q, qm, x, xm, dustbin_score=1.0))
+
+
+def test_chamfer_ot_prefers_the_matching_image() -> None:
+    q, qm, x, xm = _pairs(b=1, m=20, n=20, d=32)
+    noisy = F.normalize(q + 0.05 * torch.randn_like(q), dim=-1)[:, torch.randperm(20)]
+    same = chamfer_ot_similarity(q, qm, noisy, qm)
+    other = chamfer_ot_similarity(q, qm, x, xm)
+    assert float(same.detach()) > 2 * float(other.detach())
+
+
+def test_gradients_reach_projection_dustbins_omega_f_and_g() -> None:
+    torch.manual_seed(0)
+    model = ELViS(16, dim=8)
+    q, qm, x, xm = _pairs()
+    model.logit(q, qm, x, xm).sum().backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and float(p.grad.abs().sum()) > 0, name
+    frozen = ELViS(16, dim=8, dustbin="scalar")
+    assert not any(p.requires_grad for p in frozen.h.parameters())
+    assert frozen.num_inference_parameters() < model.num_inference_parameters()
+
+
+def test_parameter_count_matches_the_paper_at_dinov2_width() -> None:
+    # paper: about 96K learnable parameters with 768-d DINOv2 descriptors (projection, h, ω, f; g is training-only)
+    n = ELViS(768).num_inference_parameters()
+    assert 95_000 < n < 118_000, n
+
+
+def test_rerank_score_is_the_papers_convex_combination() -> None:
+    g, s = torch.tensor([0.2, 0.8]), torch.tensor([0.0, 4.0])
+    torch.testing.assert_close(rerank_score(g, s), 0.5 * g + 0.5 * torch.sigmoid(0.5 * s))
+
+
+def test_bad_inputs_raise_one_clear_error() -> None:
+    model = ELViS(16, dim=8)
+    q, qm, x, xm = _pairs()
+    with pytest.raises(DataError, match="at least one local descriptor"):
+        model(q, torch.zeros_like(qm), x, xm)
+    with pytest.raises(DataError, match="at least one local descriptor"):
+        model(q[:, :0], qm[:, :0], x, xm)
+    with pytest.raises(DataError, match="disagree"):
+        model(q, qm, x[..., :8], xm)
+    with pytest.raises(DataError, match="expects 16"):
+        model(q[..., :8], qm, x[..., :8], xm)
+    with pytest.raises(DataError, match="masks"):
+        chamfer_similarity(q, qm[:, :3], x, xm)
+
+
+def test_transformer_reranker_ignores_padding_and_counts_parameters() -> None:
+    torch.manual_seed(0)
+    rrt = RerankingTransformer(16, dim=16, layers=1, heads=2, ffn=32).eval()
+    q, qm, x, xm = _pairs()
+    logit = rrt(q, qm, x, xm, q[:, 0], x[:, 0])
+    pad_q = torch.cat([q, torch.randn(3, 3, 16)], 1)
+    pad_qm = torch.cat([qm, torch.zeros(3, 3, dtype=torch.bool)], 1)
+    torch.testing.assert_close(rrt(pad_q, pad_qm, x, xm, q[:, 0], x[:, 0]), logit, atol=1e-5, rtol=1e-5)
+    assert logit.shape == (3,) and rrt.num_inference_parameters() > ELViS(16, dim=8).num_inference_parameters()

@@ -1,0 +1,54 @@
+"""Retrieval metrics (AP with junk and cut-off, shortlist re-ranking) and RANSAC spatial verification."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from iclr26_generative_vision.data.retrieval import extract_sift, load_sources
+from iclr26_generative_vision.retrieval.metrics import (
+    average_precision,
+    global_ranking,
+    mean_average_precision,
+    rerank_order,
+)
+from iclr26_generative_vision.retrieval.verification import mutual_nearest_neighbours, ransac_inliers
+
+
+def test_average_precision_by_hand_with_junk_and_cutoff() -> None:
+    positive = np.array([True, False, True, False, False])
+    order = np.array([0, 1, 2, 3, 4])  # hits at ranks 1 and 3
+    assert math.isclose(average_precision(order, positive), (1 + 2 / 3) / 2)
+    junk = np.array([False, True, False, False, False])  # the miss at rank 2 is ignored
+    assert math.isclose(average_precision(order, positive, junk), 1.0)
+    assert math.isclose(average_precision(order, positive, k=2), 1 / 2)  # one hit in the top 2, min(P, k) = 2
+    assert math.isnan(average_precision(order, np.zeros(5, bool)))
+    orders = np.stack([order, order[::-1]])
+    pos = np.stack([positive, positive])
+    rev = average_precision(order[::-1], positive)
+    assert math.isclose(mean_average_precision(orders, pos), ((1 + 2 / 3) / 2 + rev) / 2)
+
+
+def test_rerank_order_touches_only_the_shortlist() -> None:
+    sim = np.array([[0.9, 0.8, 0.7, 0.1, 0.2]])
+    order = global_ranking(sim)
+    assert order.tolist() == [[0, 1, 2, 4, 3]]
+    new = rerank_order(order, np.array([[0.0, 1.0, 2.0]]), k=3)
+    assert new.tolist() == [[2, 1, 0, 4, 3]]
+
+
+def test_ransac_finds_the_homography_of_a_warped_photograph_and_not_of_another() -> None:
+    import cv2
+
+    src = load_sources(("camera", "brick"), 256)
+    cam = src["camera"][:160, :160]
+    h = np.array([[0.9, 0.1, 8.0], [-0.08, 0.95, 5.0], [1e-4, 0.0, 1.0]])
+    warped = cv2.warpPerspective(cam, h, (160, 160))
+    (dq, pq), (dw, pw), (db, pb) = (extract_sift(im, 128) for im in (cam, warped, src["brick"][:160, :160]))
+    i, j = mutual_nearest_neighbours(dq, dw)
+    assert len(i) > 10 and len(set(j.tolist())) == len(j)
+    same = ransac_inliers(dq, pq, dw, pw)
+    other = ransac_inliers(dq, pq, db, pb)
+    assert same > 20 and same > 4 * max(other, 1)
+    assert ransac_inliers(dq[:3], pq[:3], dw, pw) == 0  # fewer than 4 matches
