@@ -95,3 +95,16 @@ def test_protein_ttt_without_the_proteins_extra_is_one_line_and_exit_2(
     lines = [line for line in res.err.splitlines() if line.strip()]
     assert lines[-1].startswith("error: iclr26_science.proteins needs the 'proteins' extra (missing: antiberty)")
     assert "Traceback" not in res.err
+
+
+def test_cryolvm_without_the_cryoem_extra_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _hide(monkeypatch, "mrcfile")
+    heavy = [m for m in sys.modules if m.startswith("iclr26_science.cryoem") or m.endswith((".train", ".model"))]
+    for name in heavy:
+        monkeypatch.delitem(sys.modules, name)
+    res = run_cli(cli.main, ["cryolvm", "--preset", "smoke", "--out-dir", str(tmp_path)])
+    assert res.code == 2, res.err
+    lines = [line for line in res.err.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: iclr26_science.cryoem needs the 'cryoem' extra (missing: mrcfile)")

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from iclr26_science.methods.cryolvm.spec import SPEC as CRYOLVM
 from iclr26_science.methods.crystal_fourier_transformer.spec import SPEC as CRYSTAL_FOURIER_TRANSFORMER
 from iclr26_science.methods.protein_ttt.spec import SPEC as PROTEIN_TTT
 from iclr26_shared.cli import run_methods
@@ -14,6 +15,7 @@ DOMAIN = "science"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
 METHODS: dict[str, MethodSpec] = {
+    CRYOLVM.name: CRYOLVM,
     CRYSTAL_FOURIER_TRANSFORMER.name: CRYSTAL_FOURIER_TRANSFORMER,
     PROTEIN_TTT.name: PROTEIN_TTT,
 }

@@ -272,3 +272,29 @@ def test_local_scaling_with_the_true_profile_helps_a_blurred_map() -> None:
     out = local_scale(blurred, 1.5, 4.0, ref, window=win)
     assert out.shape == blurred.shape and np.isfinite(out).all()
     assert cc(out, target.data) > cc(blurred, target.data)
+
+
+# ---------------------------------------------------------------- training pairs
+
+
+def test_pairs_of_the_three_tasks() -> None:
+    from iclr26_science.cryoem import Degradation, make_pair, random_crops
+
+    atoms = load_structure("5a7u")
+    pairs = {}
+    for task in ("sharpen", "super-resolution", "missing-wedge"):
+        p = make_pair(atoms, Degradation(task=task, snr=100.0), 2.0, np.random.default_rng(0), min_edge=24)  # type: ignore[arg-type]
+        assert p.x.shape == p.y.shape and p.x.shape[0] >= 24 and p.x.shape[0] % 8 == 0
+        assert 0.0 <= p.x.min() and p.x.max() <= 1.0 and 0.0 <= p.y.min() and p.y.max() == pytest.approx(1.0)
+        pairs[task] = p
+    assert np.array_equal(pairs["sharpen"].y, pairs["missing-wedge"].y)  # one target, three inputs
+    wedge = pairs["missing-wedge"].raw.data
+    assert (
+        np.abs(np.fft.fftn(wedge)[~missing_wedge_mask(wedge.shape, 60.0)]).max()
+        < 1e-2 * np.abs(np.fft.fftn(wedge)).max()
+    )
+    _, amp_lo = radial_amplitude(pairs["super-resolution"].raw.data, 2.0)
+    _, amp_hi = radial_amplitude(molmap(atoms, 4.0, 2.0).data, 2.0)
+    assert amp_lo[-3] / amp_lo[1] < amp_hi[-3] / amp_hi[1]  # the 8 Å input lacks the 4 Å target's detail
+    x, y = random_crops(list(pairs.values()), 8, 5, np.random.default_rng(0))
+    assert x.shape == y.shape == (5, 1, 8, 8, 8) and (y.reshape(5, -1).max(1) >= 0.2).all()

@@ -22,6 +22,7 @@ from iclr26_science.cryoem.jepa import JEPA3D, ema_momentum, sample_masks, sinco
 from iclr26_science.cryoem.losses import histogram_js, restoration_loss, soft_histogram
 from iclr26_science.cryoem.metrics import atom_mask, cc, fsc, fsc_resolution, shell_index
 from iclr26_science.cryoem.mrc import REAL_MODES, DensityMap, read_map, write_map
+from iclr26_science.cryoem.pairs import TASKS, Degradation, Pair, make_pair, normalise, random_crops
 from iclr26_science.cryoem.scunet import (
     FRN3d,
     SCBlock3d,
@@ -47,6 +48,12 @@ from iclr26_science.cryoem.tiling import gaussian_window, tile_starts, tiled_inf
 __all__ = [
     "ATOMIC_NUMBERS",
     "FRN3d",
+    "TASKS",
+    "Degradation",
+    "Pair",
+    "make_pair",
+    "normalise",
+    "random_crops",
     "JEPA3D",
     "SCBlock3d",
     "SCUNet3D",

@@ -100,6 +100,8 @@ class JEPA3D(nn.Module):
     ) -> None:  # fmt: skip
         super().__init__()
         self.backbone = backbone
+        for unused in (backbone.up, backbone.tail):  # the decoder is not pre-trained (and DDP needs every
+            unused.requires_grad_(False)  # trainable parameter to get a gradient)
         self.grid = grid
         self.patch = 2**backbone.levels
         self.embed = nn.Linear(backbone.encoder_dim, embed_dim)
@@ -119,7 +121,7 @@ class JEPA3D(nn.Module):
 
     def online_parameters(self) -> list[nn.Parameter]:
         """The parameters the optimiser updates (context encoder, embedding, predictor)."""
-        return [p for n, p in self.named_parameters() if not n.startswith(("target_backbone.", "target_embed."))]
+        return [p for p in self.parameters() if p.requires_grad]
 
     def _tokens(self, backbone: SCUNet3D, embed: nn.Linear, x: torch.Tensor) -> torch.Tensor:
         feats = backbone.encode(x)  # [B, C, gd, gh, gw]
@@ -137,6 +139,10 @@ class JEPA3D(nn.Module):
         for ax in (2, 3, 4):
             m = m.repeat_interleave(self.patch, dim=ax)
         return m
+
+    def forward(self, x: torch.Tensor, context: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """The JEPA loss (what ``DistributedDataParallel`` calls)."""
+        return self.loss(x, context, target)
 
     def loss(self, x: torch.Tensor, context: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """JEPA loss of a batch ``x`` ``[B, 1, D, H, W]`` for context/target patch indices."""

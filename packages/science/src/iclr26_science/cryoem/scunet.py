@@ -219,17 +219,21 @@ def _stage(dim: int, depth: int, head_dim: int, window: int) -> list[nn.Module]:
 class SCUNet3D(nn.Module):
     """3-D Swin-Conv-UNet: ``depths`` = SC blocks per down stage, bottleneck, per up stage
     (``2·L + 1`` numbers for ``L`` down-samplings; EMReady: ``(2,) * 7``); ``dim`` channels at full
-    resolution, doubling per level; inputs need edges divisible by ``2^L``."""
+    resolution, doubling per level; inputs need edges divisible by ``2^L``. ``residual=True`` adds the input to
+    the output (a global skip: the network predicts a correction; not in SCUNet/EMReady)."""
 
     def __init__(
         self, in_channels: int = 1, out_channels: int = 1, dim: int = 32,
-        depths: tuple[int, ...] = (2, 2, 2, 2, 2, 2, 2), head_dim: int = 16, window: int = 4,
+        depths: tuple[int, ...] = (2, 2, 2, 2, 2, 2, 2), head_dim: int = 16, window: int = 4, residual: bool = False,
     ) -> None:  # fmt: skip
         super().__init__()
         if len(depths) % 2 != 1 or len(depths) < 3:
             raise ValueError(f"SCUNet3D: depths needs 2·L + 1 >= 3 entries, got {depths}")
+        if residual and in_channels != out_channels:
+            raise ValueError(f"SCUNet3D: residual needs in_channels == out_channels, got {in_channels}, {out_channels}")
         self.levels = len(depths) // 2
         self.dim = dim
+        self.residual = residual
         self.head = nn.Conv3d(in_channels, dim, 3, padding=1, bias=False)
         self.down = nn.ModuleList(
             nn.Sequential(*_stage(dim * 2**i, depths[i], head_dim, window),
@@ -273,4 +277,5 @@ class SCUNet3D(nn.Module):
         y, skips = self._encode(x)
         for stage, skip in zip(self.up, reversed(skips[1:]), strict=True):
             y = stage(y + skip)
-        return self.tail(y + skips[0])
+        out = self.tail(y + skips[0])
+        return x + out if self.residual else out

@@ -43,13 +43,14 @@ MOLMAP_SIGMA_FACTOR = 1.0 / (math.pi * math.sqrt(2.0))
 
 
 def box_for(
-    atoms: Atoms, apix: float, *, pad: float = 8.0, multiple: int = 1
+    atoms: Atoms, apix: float, *, pad: float = 8.0, multiple: int = 1, min_edge: int = 1
 ) -> tuple[tuple[int, int, int], tuple[float, float, float]]:
     """A cubic box (shape ``(n, n, n)``, origin in Å) holding ``atoms`` with ``pad`` Å around them;
-    ``n`` is rounded up to a multiple of ``multiple``; the atoms' bounding box is centred."""
+    ``n`` is at least ``min_edge`` and rounded up to a multiple of ``multiple``; the atoms' bounding box is
+    centred."""
     lo, hi = atoms.positions.min(0), atoms.positions.max(0)
     n = int(math.ceil((float((hi - lo).max()) + 2 * pad) / apix)) + 1
-    n = multiple * int(math.ceil(n / multiple))
+    n = multiple * int(math.ceil(max(n, min_edge) / multiple))
     centre = (lo + hi) / 2
     origin = centre - apix * (n - 1) / 2
     return (n, n, n), (float(origin[0]), float(origin[1]), float(origin[2]))

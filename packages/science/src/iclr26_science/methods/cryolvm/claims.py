@@ -1,0 +1,153 @@
+"""The paper's claims for ``cryolvm``, checked on results.json (light: no torch).
+
+Paper (CryoLVM, arXiv 2602.02620): the fine-tuned model improves map–model agreement over the deposited map
+and over post-processing baselines (sharpening Table: CC_mask 0.788 → 0.821, EMReady 0.802; super-resolution
+FSC-0.5 4.64 → 4.58 Å), JEPA pre-training beats training from scratch (App. G), and the histogram
+alignment term speeds convergence (Table 9). Chance levels: a map with no skill has CC 0; resolutions have
+no chance level.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from iclr26_shared.spec import Claim
+
+__all__ = ["claims", "report"]
+
+_BASELINES = ("input", "global-sharpen", "local-scale")
+
+
+def _auc(curve: Mapping[str, Any]) -> float:
+    """Mean validation CC over the recorded steps (area under the convergence curve per step)."""
+    vals = [float(v) for v in curve.get("val_cc", []) if v is not None]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def claims(results: Mapping[str, Any]) -> list[Claim]:
+    """(1) CC_mask and (2) FSC-0.5 resolution over the best of input/global/local sharpening (held-out);
+    (3) pre-trained beats scratch; (4) the histogram term speeds convergence; (5) controlled check."""
+    cfg = results.get("config", {})
+    s = results.get("summary", {})
+    main = "cryolvm" if "cryolvm" in s else None
+    out: list[Claim] = []
+    if main is None:
+        return out
+    task = results.get("task", "?")
+    base_cc = max(s[b]["cc_mask"] for b in _BASELINES if b in s)
+    base_res = min(s[b]["fsc05"] for b in _BASELINES if b in s)
+    out.append(
+        Claim(
+            claim=f"{task}: on held-out structures the fine-tuned model's CC_mask beats the input map and classical "
+            "sharpening (best of input, global B-factor, LocScale-like)",
+            metric="mean CC_mask vs the molmap target (held-out)",
+            ours=s[main]["cc_mask"],
+            baseline=base_cc,
+            better="higher",
+            margin=float(cfg.get("cc_margin", 0.0)),
+            chance=0.0,
+            paper="sharpening CC_mask 0.821 vs deposited 0.788, EMReady 0.802",
+        )  # fmt: skip
+    )
+    out.append(
+        Claim(
+            claim=f"{task}: on held-out structures the fine-tuned model's FSC-0.5 resolution beats the input map and "
+            "classical sharpening (best of the three)",
+            metric="mean FSC-0.5 resolution vs the molmap target, Å (held-out)",
+            ours=s[main]["fsc05"],
+            baseline=base_res,
+            better="lower",
+            margin=float(cfg.get("resolution_margin", 0.0)),
+            paper="super-resolution FSC-0.5 4.58 Å vs deposited 4.64 Å",
+        )  # fmt: skip
+    )
+    if "scratch" in s:
+        out.append(
+            Claim(
+                claim=f"{task}: JEPA pre-training beats training from scratch at equal fine-tuning steps (held-out)",
+                metric="mean CC_mask (held-out), pre-trained vs scratch",
+                ours=s[main]["cc_mask"],
+                baseline=s["scratch"]["cc_mask"],
+                better="higher",
+                chance=0.0,
+                paper="App. G: pre-trained > scratch on all tasks",
+            )  # fmt: skip
+        )
+    curves = results.get("curves", {})
+    if "cryolvm-mse" in curves and main in curves:
+        out.append(
+            Claim(
+                claim=f"{task}: the histogram alignment term speeds convergence (MSE + L_Hist vs MSE alone)",
+                metric="mean validation CC over the fine-tuning curve",
+                ours=_auc(curves[main]),
+                baseline=_auc(curves["cryolvm-mse"]),
+                better="higher",
+                chance=0.0,
+                paper="Table 9: faster convergence, small final gain",
+            )  # fmt: skip
+        )
+    ctl = results.get("control", {})
+    if main in ctl and "input" in ctl:
+        out.append(
+            Claim(
+                claim=f"{task}: controlled check: on training structures (in distribution) the fine-tuned model's "
+                "CC_mask beats the input map",
+                metric="mean CC_mask vs the molmap target (training structures)",
+                ours=ctl[main]["cc_mask"],
+                baseline=ctl["input"]["cc_mask"],
+                better="higher",
+                margin=float(cfg.get("control_margin", 0.05)),
+                chance=0.0,
+                paper="supervised restoration fits its training distribution (not a paper number)",
+            )  # fmt: skip
+        )
+    return out
+
+
+def _f(x: Any, fmt: str = ".3f") -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def report(results: Mapping[str, Any]) -> str:
+    """Markdown: per-structure metrics per method, means, controlled check, curve summaries."""
+    lines = [f"Task: {results.get('task', '?')}", ""]
+    st = results.get("structures", {})
+    if st:
+        lines += [f"Training: {len(st.get('train', []))} ADK frames; held-out: {', '.join(st.get('test', []))}; "
+                  f"pre-training corpus: {len(st.get('pretrain', []))} input maps", ""]  # fmt: skip
+    summary = results.get("summary", {})
+    lines += ["## Held-out structures (vs molmap target)", "",
+              "| structure | method | FSC-0.5 Å | FSC-0.143 Å | CC_box | CC_mask |",
+              "|---|---|---|---|---|---|"]  # fmt: skip
+    for s, methods in results.get("test", {}).items():
+        for m, v in methods.items():
+            lines.append(f"| {s} | {m} | {_f(v['fsc05'], '.2f')} | {_f(v['fsc0143'], '.2f')} | {_f(v['cc_box'])} | "
+                         f"{_f(v['cc_mask'])} |")  # fmt: skip
+    for m, v in summary.items():
+        lines.append(f"| **mean** | {m} | {_f(v['fsc05'], '.2f')} | {_f(v['fsc0143'], '.2f')} | {_f(v['cc_box'])} | "
+                     f"{_f(v['cc_mask'])} |")  # fmt: skip
+    ctl = results.get("control", {})
+    if ctl:
+        lines += [
+            "",
+            "## Controlled check: training structures",
+            "",
+            "| method | CC_mask | FSC-0.5 Å |",
+            "|---|---|---|",
+        ]
+        lines += [f"| {m} | {_f(v['cc_mask'])} | {_f(v['fsc05'], '.2f')} |" for m, v in ctl.items()]
+    curves = results.get("curves", {})
+    if curves:
+        lines += ["", "## Fine-tuning curves (validation CC)", "", "| variant | first | last | mean over curve |",
+                  "|---|---|---|---|"]  # fmt: skip
+        for n, c in curves.items():
+            vals = c.get("val_cc", [])
+            lines.append(
+                f"| {n} | {_f(vals[0] if vals else None)} | {_f(vals[-1] if vals else None)} | {_f(_auc(c))} |"
+            )
+    pre = results.get("pretrain", {})
+    if pre.get("steps"):
+        lines += ["", f"JEPA pre-training: {pre['steps']} steps, loss {_f(pre['loss_first'])} → {_f(pre['loss_last'])}"]
+    return "\n".join(lines)

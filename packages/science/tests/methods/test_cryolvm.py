@@ -1,0 +1,142 @@
+"""The ``cryolvm`` method: config validation, claims logic, smoke CLI run, resume, bad inputs, light --help."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iclr26_science import cli
+from iclr26_science.methods.cryolvm.claims import claims, report
+from iclr26_science.methods.cryolvm.config import PRESETS
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.testing import run_cli, smoke_run
+
+NAME = "cryolvm"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("task", "denoise", "one of"),
+        ("apix", 0.0, "> 0"),
+        ("crop", 10, "multiple of 2\\^L = 4"),
+        ("crop", 4, ">= 8"),
+        ("depths", (1, 1), "2·L"),
+        ("head_dim", 3, "divisor of dim/2"),
+        ("bfactor_max", 10.0, ">= bfactor_min"),
+        ("resolution", 4.0, "Nyquist"),
+        ("tilt_max", 95.0, "< 90"),
+        ("alpha", 1.5, "<= 1"),
+        ("tile_stride", 64, "<= crop"),
+        ("test_structures", ("5a7u",), "pretrain_structures"),
+        ("test_structures", ("adk-open",), "adenylate kinase"),
+        ("test_structures", ("1abc",), "one of"),
+    ],
+)
+def test_bad_config_names_the_field(field: str, value: object, expected: str) -> None:
+    with pytest.raises(ConfigError, match=rf"'{field}.*{expected}"):
+        dataclasses.replace(PRESETS["smoke"], **{field: value})
+
+
+def test_super_resolution_needs_a_lower_input_resolution() -> None:
+    with pytest.raises(ConfigError, match="low_resolution"):
+        dataclasses.replace(PRESETS["smoke"], task="super-resolution", low_resolution=5.0)
+
+
+def test_presets_are_valid_and_full_is_the_paper_architecture() -> None:
+    full = PRESETS["full"]
+    assert full.crop == 48 and full.window == 4 and full.apix == 1.0 and full.depths == (2,) * 7 and not full.residual
+
+
+def _metrics(cc_mask: float, fsc05: float) -> dict[str, float]:
+    return {"cc_mask": cc_mask, "cc_box": cc_mask, "fsc05": fsc05, "fsc0143": fsc05 - 1}
+
+
+def _results(
+    ours: float, scratch: float, base: float, res: tuple[float, float], auc: tuple[float, float]
+) -> dict[str, Any]:
+    summary = {
+        "input": _metrics(base - 0.1, res[1] + 1), "global-sharpen": _metrics(base, res[1]),
+        "local-scale": _metrics(base - 0.05, res[1] + 0.5), "cryolvm": _metrics(ours, res[0]),
+        "scratch": _metrics(scratch, res[0] + 0.2), "cryolvm-mse": _metrics(ours, res[0]),
+    }  # fmt: skip
+    return {
+        "task": "sharpen",
+        "summary": summary,
+        "control": {"input": _metrics(base - 0.1, 5.0), "cryolvm": _metrics(ours, 4.0)},
+        "curves": {
+            "cryolvm": {"step": [0, 1], "val_cc": [auc[0]] * 2},
+            "cryolvm-mse": {"step": [0, 1], "val_cc": [auc[1]] * 2},
+        },
+        "config": {"cc_margin": 0.0, "resolution_margin": 0.0, "control_margin": 0.05},
+    }
+
+
+def _verdicts(results: dict[str, Any]) -> list[str]:
+    return [c.verdict for c in claims(results)]
+
+
+def test_claims_can_hold_and_fail() -> None:
+    assert _verdicts(_results(0.9, 0.8, 0.8, (4.0, 5.0), (0.7, 0.6))) == ["holds"] * 5
+    assert _verdicts(_results(0.7, 0.8, 0.8, (6.0, 5.0), (0.5, 0.6))) == ["fails"] * 5
+
+
+def test_the_best_baseline_is_the_reference() -> None:
+    cs = claims(_results(0.9, 0.8, 0.85, (4.0, 5.0), (0.7, 0.6)))
+    assert cs[0].reference == 0.85 and cs[1].reference == 5.0  # global sharpening is the best baseline here
+
+
+def test_no_claim_holds_at_chance() -> None:
+    """Maps with no skill (CC 0 on both sides) show nothing."""
+    v = _verdicts(_results(0.0, 0.0, 0.1, (6.0, 5.0), (0.0, 0.0)))
+    assert "holds" not in v and v[2] == "inconclusive" and v[3] == "inconclusive"
+
+
+def test_report_has_the_tables() -> None:
+    res = _results(0.9, 0.8, 0.8, (4.0, 5.0), (0.7, 0.6))
+    res["test"] = {"1hvr": {"input": _metrics(0.5, 6.0), "cryolvm": _metrics(0.9, 4.0)}}
+    text = report(res)
+    assert "| 1hvr | cryolvm | 4.00 | 3.00 | 0.900 | 0.900 |" in text and "| **mean** | global-sharpen |" in text
+
+
+def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
+    run, results = smoke_run(cli.METHODS[NAME], tmp_path)
+    assert set(results["summary"]) == {"input", "global-sharpen", "local-scale", "cryolvm", "scratch", "cryolvm-mse"}
+    assert results["structures"]["test"] == ["gramicidin"] and len(results["structures"]["train"]) == 2
+    assert all(len(c["val_cc"]) == 3 for c in results["curves"].values())  # steps 0, 2, 4
+    assert len(results["claims"]) == 5
+    assert (run.path / "figures" / "val_cc.png").is_file()
+
+
+def test_missing_wedge_smoke_and_resume(tmp_path: Path) -> None:
+    from iclr26_shared.runner import CommonFlags, execute
+
+    spec = cli.METHODS[NAME]
+    cfg = dataclasses.replace(spec.preset("smoke"), task="missing-wedge", compare_mse=False)
+    flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True)
+    run, first, _ = execute(spec, cfg, flags)
+    (run.path / "results.json").unlink()
+    run.checkpoints()[-1][1].unlink()  # killed before the scratch variant was checkpointed
+    run2, second, _ = execute(spec, cfg, dataclasses.replace(flags, resume=True))
+    assert run2.path == run.path
+    assert second["test"] == first["test"] and second["curves"] == first["curves"]  # the rerun variant is exact
+
+
+def test_cli_rejects_a_bad_flag_with_exit_code_2(tmp_path: Path) -> None:
+    res = run_cli(cli.main, [NAME, "--preset", "smoke", "--crop", "10", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and "crop" in res.err and "Traceback" not in res.err
+
+
+def test_help_imports_no_torch() -> None:
+    code = (
+        "import sys, iclr26_science, iclr26_science.cli as c\n"
+        f"try:\n    c.main(['{NAME}', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('torch' in sys.modules, 'mrcfile' in sys.modules, 'MDAnalysis' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "False False False"
