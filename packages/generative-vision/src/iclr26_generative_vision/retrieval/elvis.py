@@ -200,6 +200,8 @@ class ELViS(nn.Module):
         project: Use the projection (else descriptors are only L2-normalised; ablation, needs D = d for h).
         iters: Sinkhorn iterations (paper 10).
         reg: Entropic regularisation (paper 0.1, i.e. temperature log 10 in the code).
+        g_input: What g sees in training: ``sum`` (s itself, the paper) or ``mean`` (``s / (M+N)``: the same
+            function class, better conditioned at initialisation when s is a sum of hundreds of votes).
     """
 
     def __init__(
@@ -214,8 +216,10 @@ class ELViS(nn.Module):
         project: bool = True,
         iters: int = 10,
         reg: float = 0.1,
+        g_input: Literal["sum", "mean"] = "sum",
     ) -> None:
         super().__init__()
+        self.g_input = g_input
         if not project and in_dim != dim:
             raise ValueError(f"project=False needs in_dim == dim, got {in_dim} and {dim}")
         self.in_dim, self.dim, self.use_f = in_dim, dim, use_f
@@ -267,9 +271,14 @@ class ELViS(nn.Module):
         rows, cols = votes(self.transported(q, q_mask, x, x_mask), q_mask, x_mask)
         return (self.vote_scores(rows) * q_mask).sum(1) + (self.vote_scores(cols) * x_mask).sum(1)
 
+    def g_logit(self, s: Tensor, counts: Tensor) -> Tensor:
+        """``g(s)`` (``g_input="sum"``, the paper) or ``g(s / (M+N))`` (``"mean"``) ``[B]``; ``counts = M + N``."""
+        inp = s if self.g_input == "sum" else s / counts.to(s.dtype)
+        return self.g(inp[:, None]).squeeze(-1)
+
     def logit(self, q: Tensor, q_mask: Tensor, x: Tensor, x_mask: Tensor) -> Tensor:
         """Training logit ``g(s)`` ``[B]`` (step 5)."""
-        return self.g(self.forward(q, q_mask, x, x_mask)[:, None]).squeeze(-1)
+        return self.g_logit(self.forward(q, q_mask, x, x_mask), q_mask.sum(1) + x_mask.sum(1))
 
 
 def rerank_score(global_sim: Tensor, s: Tensor, *, lam: float = 0.5, tau: float = 0.5) -> Tensor:

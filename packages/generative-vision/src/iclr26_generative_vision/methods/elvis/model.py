@@ -2,7 +2,8 @@
 
 Every scorer maps pairs ``(query view, database view)`` to a score that is combined with the global
 similarity as ``λ·global + (1 − λ)·σ(τ_scorer · score)`` (paper step 6): ELViS and its ablations use the
-paper's τ on ``s``; the transformer re-ranker's score is a logit (τ = 1); Chamfer and Chamfer+OT are
+paper's τ on ``s`` (or, with ``inference_score="g-logit"``, the calibrated logit ``g(s)`` with τ = 1);
+the transformer re-ranker's score is a logit (τ = 1); Chamfer and Chamfer+OT are
 normalised by ``M + N`` (their sums, like ELViS's, grow with the descriptor count) and combined linearly;
 RANSAC re-ranks by inlier count (ties: global similarity), as classic spatial verification does.
 """
@@ -57,6 +58,7 @@ def build_reranker(cfg: ELViSConfig, variant: str, in_dim: int = 128) -> nn.Modu
         use_f=variant != "elvis-no-f",
         iters=cfg.sinkhorn_iters,
         reg=cfg.sinkhorn_reg,
+        g_input=cfg.g_input,
     )
 
 
@@ -191,11 +193,29 @@ def score_pairs(
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def combine(name: str, global_sim: np.ndarray, raw: np.ndarray, cfg: ELViSConfig) -> np.ndarray:
-    """The re-ranking score of a scorer's raw pair scores (see the module docstring)."""
+def combine(
+    name: str,
+    model: nn.Module | None,
+    global_sim: np.ndarray,
+    raw: np.ndarray,
+    counts: np.ndarray,
+    cfg: ELViSConfig,
+    *,
+    score: str | None = None,
+) -> np.ndarray:
+    """The re-ranking score of a scorer's raw pair scores (see the module docstring).
+
+    ``counts`` is ``M + N`` per pair; ``score`` overrides ``cfg.inference_score`` for ELViS models.
+    """
     if name == "ransac":
         return raw + global_sim  # inliers first; global similarity (in [-1, 1]) breaks ties
     if name in ("chamfer", "chamfer-ot"):
         return cfg.lam * global_sim + (1 - cfg.lam) * raw
+    g = torch.from_numpy(global_sim)
+    s = torch.from_numpy(raw)
+    if isinstance(model, ELViS) and (score or cfg.inference_score) == "g-logit":
+        with torch.no_grad():
+            logit = model.g_logit(s.float(), torch.from_numpy(counts)).double()
+        return rerank_score(g, logit, lam=cfg.lam, tau=1.0).numpy()
     tau = 1.0 if name == "rrt" else cfg.tau
-    return rerank_score(torch.from_numpy(global_sim), torch.from_numpy(raw), lam=cfg.lam, tau=tau).numpy()
+    return rerank_score(g, s, lam=cfg.lam, tau=tau).numpy()

@@ -29,6 +29,8 @@ from iclr26_shared.runs import RunDir
 __all__ = ["build_benchmark", "evaluate_domain", "pair_auc", "run", "time_per_pair"]
 
 ZERO_PARAM = ("chamfer", "chamfer-ot", "ransac")
+#: The row of ELViS re-ranked with the paper's σ(τ·s) when the run's inference score is g's logit.
+PAPER_SCORE = "elvis-sigmoid-s"
 
 
 def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, RetrievalSet]]:
@@ -95,11 +97,15 @@ def evaluate_domain(
     out = {"global": maps(order)}
     labels = pos[ia, ib]
     aucs = {"global": pair_auc(gsim[ia, ib], labels)}
+    counts = (rs.queries.mask.sum(1)[ia] + rs.database.mask.sum(1)[ib]).astype(np.int64)
     for name, model in scorers.items():
         raw = score_pairs(name, model, rs.queries, ia, rs.database, ib, cfg=cfg, device=device, seed=seed)
-        final = combine(name, gsim[ia, ib], raw, cfg).reshape(nq, k)
+        final = combine(name, model, gsim[ia, ib], raw, counts, cfg).reshape(nq, k)
         out[name] = maps(rerank_order(order, final, k))
         aucs[name] = pair_auc(raw, labels)
+        if name == "elvis" and cfg.inference_score != "sigmoid-s":  # the paper's score on the same model
+            paper = combine(name, model, gsim[ia, ib], raw, counts, cfg, score="sigmoid-s").reshape(nq, k)
+            out[PAPER_SCORE] = maps(rerank_order(order, paper, k))
     return out, aucs
 
 
