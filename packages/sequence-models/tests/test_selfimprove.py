@@ -193,5 +193,9 @@ def test_arithmetic_task_splits_are_disjoint_and_graded() -> None:
     assert eval(prob.prompt[:-1]) == int(prob.answer)  # noqa: S307 - our own generated arithmetic
     assert task.score(prob.answer, prob) == 1.0 and task.score(str(int(prob.answer) + 1), prob) == 0.0
     assert task.score(None, prob) == 0.0
+    # reasoning-gym pays a wrong answer that contains the gold digits (gold 3: "13" -> 0.5); we grade exactly
+    near_miss = "1" + prob.answer.lstrip("-")
+    assert task._data.score_answer(answer=near_miss, entry=prob.entry) > 0.0  # pyright: ignore[reportPrivateUsage]
+    assert task.score(near_miss, prob) == 0.0
     with pytest.raises(ValueError, match="distinct"):
         ArithmeticTask(terms=2, digits=1, sizes={"train": 400}, seed=0)

@@ -4,6 +4,7 @@ the MiniLM embedder, config, claims and a smoke CLI run."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,6 @@ import numpy as np
 import pytest
 import torch
 
-from iclr26_sequence_models import cli
 from iclr26_sequence_models.methods.semantic_voting.claims import claims, report
 from iclr26_sequence_models.methods.semantic_voting.config import PRESETS, SemanticVotingConfig
 from iclr26_sequence_models.selfimprove.semantic import (
@@ -23,7 +23,6 @@ from iclr26_sequence_models.selfimprove.semantic import (
 )
 from iclr26_sequence_models.selfimprove.tasks import NumberWordsTask, chrf, number_to_words
 from iclr26_shared.errors import ConfigError
-from iclr26_shared.testing import assert_valid_run_dir, run_cli
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -155,27 +154,8 @@ def test_claims_hold_fail_and_chance() -> None:
     assert "| sv | 0.6000 |" in report(good)
 
 
-def test_semantic_voting_smoke_cli(tmp_path: Path) -> None:
-    res = run_cli(
-        cli.main,
-        [
-            "semantic-voting",
-            "--preset",
-            "smoke",
-            "--device",
-            "cpu",
-            "--out-dir",
-            str(tmp_path),
-            "--quiet",
-            "--variants",
-            "sv",
-            "flipped",
-            "sj",
-        ],
-    )
-    assert res.code == 0, res.err
-    (run_path,) = (tmp_path / "semantic-voting").iterdir()
-    results = assert_valid_run_dir(run_path)
+def test_semantic_voting_smoke_cli(smoke_run: Callable[..., tuple[Path, dict[str, Any]]]) -> None:
+    _, results = smoke_run("semantic-voting", "--variants", "sv", "flipped", "sj")
     assert set(results["variants"]) == {"sv", "flipped", "sj"}
     sv, fl = results["variants"]["sv"], results["variants"]["flipped"]
     assert sv["pairs"] == fl["pairs"] and [e[1] for e in sv["examples"]] == [e[2] for e in fl["examples"]]

@@ -129,10 +129,16 @@ class ArithmeticTask:
         return extract_answer(text, self.style)
 
     def score(self, answer: str | None, problem: Problem) -> float:
-        """reasoning-gym's ``score_answer`` (1.0 exact, 0 wrong or missing)."""
+        """Exact-match grade: 1.0 when reasoning-gym's ``score_answer`` calls the answer numerically equal to
+        the gold one, else 0.0 (wrong or missing).
+
+        reasoning-gym's ``chain_sum`` grader also gives *partial credit* ``len(gold) / len(answer)`` to a wrong
+        answer that contains the gold digits (gold ``3``: ``13``, ``-3`` and ``30`` each score 0.5). That is
+        not the exact-answer accuracy the papers report (pass@1 on verifiable answers), and as an RL reward
+        it pays wrong answers, so it is dropped here."""
         if answer is None:
             return 0.0
-        return float(self._data.score_answer(answer=answer, entry=problem.entry))
+        return 1.0 if float(self._data.score_answer(answer=answer, entry=problem.entry)) == 1.0 else 0.0
 
     def target(self, problem: Problem) -> str:
         """The supervised completion of a pre-training example."""

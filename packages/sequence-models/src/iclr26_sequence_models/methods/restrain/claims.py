@@ -10,8 +10,11 @@ from iclr26_shared.spec import Claim
 
 __all__ = ["CONTROL_MARGIN", "STABILITY_MARGIN", "WIN_MARGIN", "claims", "report"]
 
-#: pass@1 the gold-label GRPO control must gain over the base model (a working RL loop gains far more).
-CONTROL_MARGIN = 0.05
+#: pass@1 the gold-label GRPO control must gain over the base model. Set (before the quick preset was
+#: measured) from the diagnosis runs at the corrected lr, where gold GRPO gained 0.03-0.06 in 150-300 steps
+#: while the broken setting (lr 3e-4) gained nothing; the tiny base is capacity-limited, so RL with true
+#: rewards mostly sharpens it, which is worth a few points, not tens.
+CONTROL_MARGIN = 0.02
 #: pass@1 by which RESTRAIN must beat a reference (a tie is no improvement).
 WIN_MARGIN = 0.005
 #: How much more TTRL must lose from its best curve point than RESTRAIN for "TTRL degrades, RESTRAIN stays".

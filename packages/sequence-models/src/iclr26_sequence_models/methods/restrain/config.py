@@ -55,7 +55,7 @@ class RestrainConfig:
     train split, evaluated on the held-out test split."""
     variants: tuple[Variant, ...] = VARIANTS
     """Which runs to train (all from the same base model, prompts and seed)."""
-    steps: PosInt = 50
+    steps: PosInt = 200
     """RL steps per variant."""
     prompts_per_step: PosInt = 32
     """Prompts per RL step (divided over torchrun processes)."""
@@ -67,8 +67,11 @@ class RestrainConfig:
     """Rollout sampling temperature."""
     top_p: Annotated[float, at.Interval(gt=0, le=1)] = 1.0
     """Rollout nucleus sampling."""
-    lr: PosFloat = 3e-4
-    """RL learning rate (AdamW)."""
+    lr: PosFloat = 3e-5
+    """RL learning rate (AdamW, no warm-up, constant). The paper trains at 1e-6 (a 4B model, ~1/300 of its
+    pre-training peak); 3e-5 is 1/100 of the tiny model's pre-training lr. At 1e-4 and above even gold-reward
+    GRPO loses reward in its first steps (Adam's sign-like steps overshoot the sharp minimum the tiny model
+    was pre-trained into), see the README's diagnosis."""
     clip_eps: Annotated[float, at.Interval(gt=0, lt=1)] = 0.2
     """ε of GRPO's ratio clip."""
     kl_beta: NonNegFloat = 0.0
@@ -95,7 +98,7 @@ class RestrainConfig:
     """Samples per test problem for pass@1 (averaged) and majority-vote accuracy."""
     eval_temperature: PosFloat = 0.6
     """Sampling temperature of the evaluation."""
-    eval_every: NonNegInt = 10
+    eval_every: NonNegInt = 25
     """Steps between curve points (0: start and end only)."""
     curve_size: PosInt = 128
     """Test problems used for curve points (the final evaluation uses all n_test)."""

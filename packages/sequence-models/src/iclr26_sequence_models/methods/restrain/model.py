@@ -7,9 +7,9 @@ from typing import Any
 import torch
 
 from iclr26_sequence_models.methods.restrain.config import RestrainConfig
-from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, load_smollm2, tiny_llama
+from iclr26_sequence_models.selfimprove.base import pretrain_tiny_base
+from iclr26_sequence_models.selfimprove.models import Codec, load_smollm2
 from iclr26_sequence_models.selfimprove.tasks import ArithmeticTask
-from iclr26_sequence_models.selfimprove.training import supervised_pretrain
 
 __all__ = ["build_base", "build_task"]
 
@@ -34,26 +34,14 @@ def build_base(
         model, hf_codec = load_smollm2(device)
         model.eval()
         return model, hf_codec, []
-    codec = CharCodec(ArithmeticTask.ALPHABET)
-    max_prompt = max(len(codec.encode_prompt(p.prompt)) for split in task.splits.values() for p in split)
-    model = tiny_llama(
-        codec.vocab_size,
-        hidden_size=cfg.tiny_hidden,
-        num_layers=cfg.tiny_layers,
-        num_heads=cfg.tiny_heads,
+    prompts = [p.prompt for split in task.splits.values() for p in split]
+    max_prompt = max(len(prompt) for prompt in prompts) + 1  # CharCodec: one id per character, plus BOS
+    model, codec, losses = pretrain_tiny_base(
+        cfg,
+        ArithmeticTask.ALPHABET,
+        [(p.prompt, task.target(p)) for p in task.splits["pretrain"]],
         max_positions=max(32, max_prompt + cfg.max_new_tokens + 8),
-        seed=seed,
-    ).to(device)
-    pairs = [(p.prompt, task.target(p)) for p in task.splits["pretrain"]]
-    losses = supervised_pretrain(
-        model,
-        codec,
-        pairs,
-        steps=cfg.pretrain_steps,
-        batch_size=cfg.pretrain_batch,
-        lr=cfg.pretrain_lr,
         seed=seed,
         device=device,
     )
-    model.eval()
     return model, codec, losses
