@@ -15,6 +15,7 @@ from iclr26_generative_vision.methods.elvis.config import PRESETS
 from iclr26_generative_vision.methods.elvis.model import build_reranker, train_reranker, training_triplets
 from iclr26_generative_vision.methods.elvis.spec import SPEC
 from iclr26_generative_vision.methods.elvis.train import pair_auc
+from iclr26_generative_vision.retrieval.elvis import ELViS
 from iclr26_shared.testing import assert_valid_run_dir, run_cli, smoke_run
 
 
@@ -94,6 +95,7 @@ def test_g_logit_score_uses_the_trained_head() -> None:
     cfg = PRESETS["smoke"]
     torch.manual_seed(0)
     elvis = build_reranker(cfg, "elvis")
+    assert isinstance(elvis, ELViS)
     g, raw, counts = np.array([0.2, 0.4]), np.array([10.0, 30.0]), np.array([40, 40])
     with torch.no_grad():
         logit = elvis.g(torch.tensor([[0.25], [0.75]])).squeeze(-1).double().numpy()  # g(s / (M+N))
