@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from iclr26_generative_vision.methods._format import fmt
 from iclr26_shared.spec import Claim
 
 __all__ = ["CONTROL_MARGIN", "MAX_SHARING_FD_RATIO", "SPEEDUP_MARGIN", "claims", "report"]
@@ -156,22 +157,14 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
-def _fmt(x: Any) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, int):
-        return str(x)
-    return f"{float(x):.4g}"
-
-
 def report(results: Mapping[str, Any]) -> str:
     """Markdown tables: final scores, FD curves, encoder sharing, path cosines (report.md)."""
     lines = [
         f"## {results['dataset']} ({results['num_train']} training images, {results['image_size']}×"
         f"{results['image_size']}), backbone {results['arch']}, {results['train_steps']} steps",
         "",
-        f"Evaluation CNN test accuracy {_fmt(results['classifier_test_accuracy'])}; FD(test vs train) = "
-        f"{_fmt(results['fd_test_vs_train'])} (floor); FD of clamped noise = {_fmt(results['fd_noise'])} (chance). "
+        f"Evaluation CNN test accuracy {fmt(results['classifier_test_accuracy'])}; FD(test vs train) = "
+        f"{fmt(results['fd_test_vs_train'])} (floor); FD of clamped noise = {fmt(results['fd_noise'])} (chance). "
         "FD is on in-repo classifier features, not Inception FID.",
         "",
         "| variant | FD ↓ | class accuracy ↑ | FD with CFG ↓ | accuracy with CFG ↑ |",
@@ -180,8 +173,8 @@ def report(results: Mapping[str, Any]) -> str:
     for v, r in results["final"].items():
         c = r.get("cfg", {})
         lines.append(
-            f"| {v} | {_fmt(r['fd'])} | {_fmt(r['class_accuracy'])} | {_fmt(c.get('fd'))} "
-            f"| {_fmt(c.get('class_accuracy'))} |"
+            f"| {v} | {fmt(r['fd'])} | {fmt(r['class_accuracy'])} | {fmt(c.get('fd'))} "
+            f"| {fmt(c.get('class_accuracy'))} |"
         )
     curves = results.get("curves", {})
     if curves:
@@ -189,12 +182,12 @@ def report(results: Mapping[str, Any]) -> str:
         lines += ["", "### FD vs training step (intermediate evaluations)", ""]
         lines += ["| step | " + " | ".join(curves) + " |", "|---" * (len(curves) + 1) + "|"]
         for i, s in enumerate(steps):
-            lines.append(f"| {s} | " + " | ".join(_fmt(rows[i]["fd"]) for rows in curves.values()) + " |")
+            lines.append(f"| {s} | " + " | ".join(fmt(rows[i]["fd"]) for rows in curves.values()) + " |")
         conv = results.get("convergence", {})
         lines += [
             "",
-            f"DUPA reaches DDT's final curve FD ({_fmt(conv.get('ddt_final_curve_fd'))}) at step "
-            f"{_fmt(conv.get('dupa_steps_to_ddt_final'))}: speed-up {_fmt(conv.get('speedup'))}.",
+            f"DUPA reaches DDT's final curve FD ({fmt(conv.get('ddt_final_curve_fd'))}) at step "
+            f"{fmt(conv.get('dupa_steps_to_ddt_final'))}: speed-up {fmt(conv.get('speedup'))}.",
         ]
     if results.get("sharing"):
         lines += [
@@ -206,8 +199,8 @@ def report(results: Mapping[str, Any]) -> str:
         ]
         for r in results["sharing"]:
             lines.append(
-                f"| {r['refresh_rate']} | {_fmt(r['fd'])} | {_fmt(r['fd_ratio'])} | {_fmt(r['class_accuracy'])} "
-                f"| {r['block_evals_per_sample']} | {_fmt(r['time_ratio'])} |"
+                f"| {r['refresh_rate']} | {fmt(r['fd'])} | {fmt(r['fd_ratio'])} | {fmt(r['class_accuracy'])} "
+                f"| {r['block_evals_per_sample']} | {fmt(r['time_ratio'])} |"
             )
     if results.get("alignment"):
         lines += [
@@ -219,7 +212,7 @@ def report(results: Mapping[str, Any]) -> str:
         ]
         for v, a in results["alignment"].items():
             lines.append(
-                f"| {v} | {_fmt(a['same_raw'])} | {_fmt(a['other_raw'])} | {_fmt(a.get('same_projected'))} "
-                f"| {_fmt(a.get('other_projected'))} |"
+                f"| {v} | {fmt(a['same_raw'])} | {fmt(a['other_raw'])} | {fmt(a.get('same_projected'))} "
+                f"| {fmt(a.get('other_projected'))} |"
             )
     return "\n".join(lines)

@@ -19,6 +19,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from iclr26_generative_vision.methods._format import fmt
 from iclr26_shared.spec import Claim
 
 __all__ = ["MAX_PARAM_RATIO", "claims", "report"]
@@ -120,14 +121,6 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
-def _fmt(x: Any) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, int):
-        return str(x)
-    return f"{float(x):.4g}"
-
-
 def report(results: Mapping[str, Any]) -> str:
     """Markdown tables: ID/OOD/avg mAP per scorer, per-domain Medium/Hard mAP, pair AUCs, cost (report.md)."""
     domains = results["domains"]
@@ -146,36 +139,36 @@ def report(results: Mapping[str, Any]) -> str:
         "",
         f"Training: {results['train']['views']} views of {results['train']['instances']} instances. mAP is the "
         "mean of Medium and Hard mAP@k (revisited protocol); chance (random ranking) "
-        f"ID {_fmt(chance.get('id'))}, OOD {_fmt(chance.get('ood'))}.",
+        f"ID {fmt(chance.get('id'))}, OOD {fmt(chance.get('ood'))}.",
         "",
         "| scorer | ID mAP | OOD mAP | avg mAP |",
         "|---|---|---|---|",
     ]
     for s, row in results["summary"].items():
-        lines.append(f"| {s} | {_fmt(row['id'])} | {_fmt(row['ood'])} | {_fmt(row['avg'])} |")
+        lines.append(f"| {s} | {fmt(row['id'])} | {fmt(row['ood'])} | {fmt(row['avg'])} |")
     per = results["map"]
     scorers = list(next(iter(per.values())))
     lines += ["", "### Per domain: Medium / Hard mAP", "", "| scorer | " + " | ".join(per) + " |"]
     lines.append("|---" * (len(per) + 1) + "|")
     for s in scorers:
-        cells = [f"{_fmt(per[d][s]['medium'])} / {_fmt(per[d][s]['hard'])}" for d in per]
+        cells = [f"{fmt(per[d][s]['medium'])} / {fmt(per[d][s]['hard'])}" for d in per]
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     aucs = results.get("pair_auc", {})
     if aucs:
         lines += ["", "### Pair AUC on the shortlists (raw scores)", "", "| scorer | " + " | ".join(aucs) + " |"]
         lines.append("|---" * (len(aucs) + 1) + "|")
         for s in next(iter(aucs.values())):
-            lines.append(f"| {s} | " + " | ".join(_fmt(aucs[d].get(s)) for d in aucs) + " |")
+            lines.append(f"| {s} | " + " | ".join(fmt(aucs[d].get(s)) for d in aucs) + " |")
     if results.get("cost"):
         lines += ["", "### Cost per pair", "", "| re-ranker | parameters | µs per pair |", "|---|---|---|"]
         for s, c in results["cost"].items():
-            lines.append(f"| {s} | {c['params']} | {_fmt(c['us_per_pair'])} |")
+            lines.append(f"| {s} | {c['params']} | {fmt(c['us_per_pair'])} |")
     if results.get("losses"):
         lines += [
             "",
             "Training BCE (first → last step): "
             + "; ".join(
-                f"{v} {_fmt(r['first'])} → {_fmt(r['last'])} ({r['steps']} steps)" for v, r in results["losses"].items()
+                f"{v} {fmt(r['first'])} → {fmt(r['last'])} ({r['steps']} steps)" for v, r in results["losses"].items()
             ),
         ]
     return "\n".join(lines)
