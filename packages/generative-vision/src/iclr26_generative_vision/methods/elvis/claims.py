@@ -155,7 +155,12 @@ def report(results: Mapping[str, Any]) -> str:
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     aucs = results.get("pair_auc", {})
     if aucs:
-        lines += ["", "### Pair AUC on the shortlists (raw scores)", "", "| scorer | " + " | ".join(aucs) + " |"]
+        lines += [
+            "",
+            "### Pair AUC on the shortlists (each scorer's pair term)",
+            "",
+            "| scorer | " + " | ".join(aucs) + " |",
+        ]
         lines.append("|---" * (len(aucs) + 1) + "|")
         for s in next(iter(aucs.values())):
             lines.append(f"| {s} | " + " | ".join(fmt(aucs[d].get(s)) for d in aucs) + " |")

@@ -33,6 +33,8 @@ from iclr26_generative_vision.retrieval.verification import ransac_inliers
 __all__ = [
     "PairScorer",
     "build_reranker",
+    "combine",
+    "pair_term",
     "pair_tensors",
     "score_pairs",
     "train_reranker",
@@ -193,6 +195,18 @@ def score_pairs(
     return np.concatenate(out) if out else np.zeros(0)
 
 
+def pair_term(
+    name: str, model: nn.Module | None, raw: np.ndarray, counts: np.ndarray, cfg: ELViSConfig, score: str | None = None
+) -> np.ndarray:
+    """The pair term a scorer's re-ranking uses: ``g(s)`` for ELViS with ``inference_score="g-logit"`` (``score``
+    overrides the config), else the raw score itself. ``counts`` is ``M + N`` per pair."""
+    if isinstance(model, ELViS) and (score or cfg.inference_score) == "g-logit":
+        with torch.no_grad():
+            s = torch.from_numpy(raw).float()
+            return model.g_logit(s, torch.from_numpy(counts)).double().cpu().numpy()
+    return raw
+
+
 def combine(
     name: str,
     model: nn.Module | None,
@@ -211,11 +225,7 @@ def combine(
         return raw + global_sim  # inliers first; global similarity (in [-1, 1]) breaks ties
     if name in ("chamfer", "chamfer-ot"):
         return cfg.lam * global_sim + (1 - cfg.lam) * raw
-    g = torch.from_numpy(global_sim)
-    s = torch.from_numpy(raw)
-    if isinstance(model, ELViS) and (score or cfg.inference_score) == "g-logit":
-        with torch.no_grad():
-            logit = model.g_logit(s.float(), torch.from_numpy(counts)).double()
-        return rerank_score(g, logit, lam=cfg.lam, tau=1.0).numpy()
-    tau = 1.0 if name == "rrt" else cfg.tau
-    return rerank_score(g, s, lam=cfg.lam, tau=tau).numpy()
+    term = torch.from_numpy(pair_term(name, model, raw, counts, cfg, score))
+    logit = isinstance(model, ELViS) and (score or cfg.inference_score) == "g-logit"
+    tau = 1.0 if name == "rrt" or logit else cfg.tau
+    return rerank_score(torch.from_numpy(global_sim), term, lam=cfg.lam, tau=tau).numpy()

@@ -19,7 +19,13 @@ import torch
 
 from iclr26_generative_vision.data.retrieval import DOMAINS, RetrievalSet, Views, load_sources, make_domain
 from iclr26_generative_vision.methods.elvis.config import ELViSConfig
-from iclr26_generative_vision.methods.elvis.model import build_reranker, combine, score_pairs, train_reranker
+from iclr26_generative_vision.methods.elvis.model import (
+    build_reranker,
+    combine,
+    pair_term,
+    score_pairs,
+    train_reranker,
+)
 from iclr26_generative_vision.retrieval.elvis import ELViS, chamfer_ot_similarity
 from iclr26_generative_vision.retrieval.metrics import global_ranking, mean_average_precision, rerank_order
 from iclr26_shared.bench import measure
@@ -102,10 +108,11 @@ def evaluate_domain(
         raw = score_pairs(name, model, rs.queries, ia, rs.database, ib, cfg=cfg, device=device, seed=seed)
         final = combine(name, model, gsim[ia, ib], raw, counts, cfg).reshape(nq, k)
         out[name] = maps(rerank_order(order, final, k))
-        aucs[name] = pair_auc(raw, labels)
+        aucs[name] = pair_auc(pair_term(name, model, raw, counts, cfg), labels)  # the term that re-ranks
         if name == "elvis" and cfg.inference_score != "sigmoid-s":  # the paper's score on the same model
             paper = combine(name, model, gsim[ia, ib], raw, counts, cfg, score="sigmoid-s").reshape(nq, k)
             out[PAPER_SCORE] = maps(rerank_order(order, paper, k))
+            aucs[PAPER_SCORE] = pair_auc(raw, labels)
     return out, aucs
 
 
