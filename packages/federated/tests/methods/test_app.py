@@ -162,3 +162,47 @@ def test_a_supernode_with_a_bad_partition_is_a_clear_client_failure(node_config,
     assert reply.has_error()
     reason = str(reply.error.reason)
     assert expected in reason and "--node-config 'partition-id=<0..1> num-partitions=2'" in reason
+
+
+def _reply(pid: int, node_id: int, w: torch.Tensor, n: float) -> Message:
+    instruction = Message(RecordDict(), dst_node_id=node_id, message_type=MessageType.TRAIN)
+    content = RecordDict(
+        {
+            "arrays": ArrayRecord({"w": w}),
+            "metrics": MetricRecord({"num-examples": n}),
+            "client": ConfigRecord({"partition-id": pid}),
+        }
+    )
+    return Message(content, reply_to=instruction)
+
+
+def test_aggregation_does_not_depend_on_the_order_replies_arrive_in() -> None:
+    # float32 sums of these updates change with the summation order; the simulation engine's arrival
+    # order changes from run to run, so the strategy must sum in partition order
+    InlineGrid(_toy, 1)  # sets the task identity Flower stamps on new messages (as its runtimes do)
+    gen = torch.Generator().manual_seed(0)
+    ws = [torch.randn(4096, generator=gen) * 10.0**k for k in (4, 0, -4, 2)]
+    ns = [7.0, 3.0, 11.0, 5.0]
+    node_ids = [912_345, 17, 40_000_001, 5_555]  # random per run in Flower: not a usable order
+    replies = [_reply(pid, node_ids[pid], ws[pid], ns[pid]) for pid in range(4)]
+
+    def aggregate(order: list[int]) -> torch.Tensor:
+        strategy = FedOpenMatchStrategy(lambda arrays, rnd: arrays, fraction_evaluate=0.0)
+        strategy._current = ArrayRecord({"w": torch.zeros(4096)})
+        arrays, _ = strategy.aggregate_train(1, [replies[i] for i in order])
+        assert arrays is not None
+        return arrays.to_torch_state_dict()["w"]
+
+    first = aggregate([0, 1, 2, 3])
+    for order in ([3, 2, 1, 0], [2, 0, 3, 1], [1, 3, 0, 2]):
+        assert torch.equal(aggregate(order), first)
+    # the premise: summing in another order really gives other float32 bits
+    weights = [n / sum(ns) for n in ns]
+
+    def summed(order: tuple[int, ...]) -> torch.Tensor:
+        total = torch.zeros(4096)
+        for i in order:
+            total += ws[i] * weights[i]
+        return total
+
+    assert not torch.equal(summed((0, 1, 2, 3)), summed((3, 2, 1, 0)))

@@ -5,13 +5,14 @@ plus Flower's ``server-round``). The client rebuilds its unlabelled partition fr
 parameters and its ``partition-id`` (``context.node_config``), trains, and replies with its weights
 and a MetricRecord holding ``num-examples`` (FedAvg's weight), the losses and the pseudo-label statistics
 (fractions, so FedAvg's weighted mean is the fraction over all clients' images; no ids, which would be
-averaged too).
+averaged too). The client's ``partition-id`` travels in a separate ConfigRecord (``"client"``), which
+FedAvg ignores and the strategy uses to aggregate replies in a fixed order.
 """
 
 from __future__ import annotations
 
 import torch
-from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
 from iclr26_federated.methods.fedopenmatch.config import JobParams
@@ -72,5 +73,11 @@ def train(msg: Message, context: Context) -> Message:
         server_round=server_round,
         true_labels=split.client_y[pid],  # pseudo-label precision only (never trained on)
     )
-    content = RecordDict({"arrays": ArrayRecord(model.cpu().state_dict()), "metrics": MetricRecord({**metrics})})
+    content = RecordDict(
+        {
+            "arrays": ArrayRecord(model.cpu().state_dict()),
+            "metrics": MetricRecord({**metrics}),
+            "client": ConfigRecord({"partition-id": pid}),
+        }
+    )
     return Message(content=content, reply_to=msg)

@@ -8,6 +8,11 @@ Per round r (``Strategy.start`` drives it):
 3. ``aggregate_train``: FedAvg, ``w ← Σ_m (n_m / Σ n) w_m`` over the clients that replied (a client that
    raised is logged and left out; if none replied the global weights are kept), then the server
    fine-tune on the labelled set D_s: ``w_{r+1} = server_update(w, r)``.
+
+Replies are summed in partition order, not in arrival order: float addition is not associative, and
+with Flower's simulation engine the arrival order changes from run to run, so summing as they came
+made the same seeded command give different numbers (0.840 vs 0.849 open-set balanced accuracy on
+the quick preset's seed 0).
 """
 
 from __future__ import annotations
@@ -20,7 +25,17 @@ from flwr.app import ArrayRecord, ConfigRecord, Message, MetricRecord
 from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg
 
-__all__ = ["FedOpenMatchStrategy"]
+__all__ = ["FedOpenMatchStrategy", "reply_order"]
+
+
+def reply_order(msg: Message) -> tuple[int, int]:
+    """Sort key of a client reply: its ``partition-id`` (the ``"client"`` ConfigRecord our ClientApp
+    sends), then the sending node id (random per run; only for replies without a partition id)."""
+    pid = -1
+    if not msg.has_error() and "client" in msg.content.config_records:
+        raw = msg.content.config_records["client"].get("partition-id", -1)
+        pid = raw if isinstance(raw, int) and not isinstance(raw, bool) else -1
+    return pid, int(msg.metadata.src_node_id)
 
 
 class FedOpenMatchStrategy(FedAvg):
@@ -87,6 +102,7 @@ class FedOpenMatchStrategy(FedAvg):
                 self.failures.append(
                     {"round": server_round, "node_id": int(msg.metadata.src_node_id), "reason": str(msg.error.reason)}
                 )
+        replies.sort(key=reply_order)  # a fixed summation order: the same seed gives the same weights
         arrays, metrics = super().aggregate_train(server_round, replies) if replies else (None, None)
         self.participants[server_round] = sum(not m.has_error() for m in replies)
         if metrics is not None:
