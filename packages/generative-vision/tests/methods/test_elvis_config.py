@@ -22,6 +22,7 @@ from iclr26_shared.testing import run_cli
         ({"variants": ()}, "variants"),
         ({"train_domain": "landmarks"}, "train_domain"),
         ({"max_keypoints": 0}, "max_keypoints"),
+        ({"train_views": 1}, "train_views"),
         ({"window": 16}, "window"),
         ({"window": 256, "view_size": 64}, "view_size"),
         ({"lam": 1.5}, "lam"),

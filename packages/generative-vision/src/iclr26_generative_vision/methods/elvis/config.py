@@ -34,8 +34,8 @@ class ELViSConfig:
     """The domain whose training sources the re-rankers learn from (paper: GLDv2 landmarks or SOP products)."""
     train_sources: PosInt = 4
     """How many of the training domain's photographs are training sources; the rest are its in-domain test."""
-    train_views: PosInt = 8
-    """Views per training instance (fresh random warps, not the test views)."""
+    train_views: Annotated[int, at.Ge(2)] = 8
+    """Views per training instance (fresh random warps, not the test views; >= 2 for a positive)."""
     max_keypoints: PosInt = 128
     """Local descriptors per image: the strongest SIFT keypoints (paper: 700 DINOv2 patches at test, 400 training)."""
     window: Annotated[int, at.Ge(32)] = 96
