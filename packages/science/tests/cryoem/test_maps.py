@@ -278,7 +278,7 @@ def test_local_scaling_with_the_true_profile_helps_a_blurred_map() -> None:
 
 
 def test_pairs_of_the_three_tasks() -> None:
-    from iclr26_science.cryoem import Degradation, make_pair, random_crops
+    from iclr26_science.cryoem import Degradation, make_pair, normalise, random_crops
 
     atoms = load_structure("5a7u")
     pairs = {}
@@ -296,5 +296,8 @@ def test_pairs_of_the_three_tasks() -> None:
     _, amp_lo = radial_amplitude(pairs["super-resolution"].raw.data, 2.0)
     _, amp_hi = radial_amplitude(molmap(atoms, 4.0, 2.0).data, 2.0)
     assert amp_lo[-3] / amp_lo[1] < amp_hi[-3] / amp_hi[1]  # the 8 Å input lacks the 4 Å target's detail
+    raw = pairs["sharpen"].raw.data
+    assert np.allclose(pairs["sharpen"].x, np.clip(raw / np.quantile(raw[raw > 0], 0.999), 0, 1))
+    assert normalise(raw, 0.01, 0.99).min() == 0.0 and normalise(raw, 0.01, 0.99).max() == 1.0
     x, y = random_crops(list(pairs.values()), 8, 5, np.random.default_rng(0))
     assert x.shape == y.shape == (5, 1, 8, 8, 8) and (y.reshape(5, -1).max(1) >= 0.2).all()

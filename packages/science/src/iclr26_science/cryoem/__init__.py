@@ -22,7 +22,15 @@ from iclr26_science.cryoem.jepa import JEPA3D, ema_momentum, sample_masks, sinco
 from iclr26_science.cryoem.losses import histogram_js, restoration_loss, soft_histogram
 from iclr26_science.cryoem.metrics import atom_mask, cc, fsc, fsc_resolution, shell_index
 from iclr26_science.cryoem.mrc import REAL_MODES, DensityMap, read_map, write_map
-from iclr26_science.cryoem.pairs import TASKS, Degradation, Pair, make_pair, normalise, random_crops
+from iclr26_science.cryoem.pairs import (
+    TASKS,
+    Degradation,
+    Pair,
+    make_pair,
+    normalise,
+    random_crops,
+    scale_positive,
+)
 from iclr26_science.cryoem.scunet import (
     FRN3d,
     SCBlock3d,
@@ -54,6 +62,7 @@ __all__ = [
     "make_pair",
     "normalise",
     "random_crops",
+    "scale_positive",
     "JEPA3D",
     "SCBlock3d",
     "SCUNet3D",

@@ -220,7 +220,8 @@ class SCUNet3D(nn.Module):
     """3-D Swin-Conv-UNet: ``depths`` = SC blocks per down stage, bottleneck, per up stage
     (``2·L + 1`` numbers for ``L`` down-samplings; EMReady: ``(2,) * 7``); ``dim`` channels at full
     resolution, doubling per level; inputs need edges divisible by ``2^L``. ``residual=True`` adds the input to
-    the output (a global skip: the network predicts a correction; not in SCUNet/EMReady)."""
+    the output (a global skip: the network predicts a correction, its last conv starts at zero; not in
+    SCUNet/EMReady)."""
 
     def __init__(
         self, in_channels: int = 1, out_channels: int = 1, dim: int = 32,
@@ -247,6 +248,8 @@ class SCUNet3D(nn.Module):
             for i in reversed(range(self.levels))
         )  # fmt: skip
         self.tail = nn.Conv3d(dim, out_channels, 3, padding=1, bias=False)
+        if residual:  # start as the identity map: the correction is zero until the tail learns
+            nn.init.zeros_(self.tail.weight)
 
     @property
     def encoder_dim(self) -> int:
