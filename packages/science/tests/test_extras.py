@@ -83,28 +83,20 @@ def test_help_and_list_need_no_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     assert res.code == 0 and "--num-basis" in res.out
 
 
-def test_protein_ttt_without_the_proteins_extra_is_one_line_and_exit_2(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize(
+    ("method", "subdomain", "extra", "hidden"),
+    [("protein-ttt", "proteins", "proteins", "antiberty"), ("cryolvm", "cryoem", "cryoem", "mrcfile")],
+)
+def test_a_method_without_its_extra_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, method: str, subdomain: str, extra: str, hidden: str
 ) -> None:
-    _hide(monkeypatch, "antiberty")
-    heavy = [m for m in sys.modules if m.startswith("iclr26_science.proteins") or m.endswith((".train", ".model"))]
+    _hide(monkeypatch, hidden)
+    package = f"iclr26_science.{subdomain}"
+    heavy = [m for m in sys.modules if m.startswith(package) or m.endswith((".train", ".model"))]
     for name in heavy:
         monkeypatch.delitem(sys.modules, name)
-    res = run_cli(cli.main, ["protein-ttt", "--preset", "smoke", "--out-dir", str(tmp_path)])
+    res = run_cli(cli.main, [method, "--preset", "smoke", "--out-dir", str(tmp_path)])
     assert res.code == 2, res.err
     lines = [line for line in res.err.splitlines() if line.strip()]
-    assert lines[-1].startswith("error: iclr26_science.proteins needs the 'proteins' extra (missing: antiberty)")
+    assert lines[-1].startswith(f"error: {package} needs the '{extra}' extra (missing: {hidden})")
     assert "Traceback" not in res.err
-
-
-def test_cryolvm_without_the_cryoem_extra_is_one_line_and_exit_2(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    _hide(monkeypatch, "mrcfile")
-    heavy = [m for m in sys.modules if m.startswith("iclr26_science.cryoem") or m.endswith((".train", ".model"))]
-    for name in heavy:
-        monkeypatch.delitem(sys.modules, name)
-    res = run_cli(cli.main, ["cryolvm", "--preset", "smoke", "--out-dir", str(tmp_path)])
-    assert res.code == 2, res.err
-    lines = [line for line in res.err.splitlines() if line.strip()]
-    assert lines[-1].startswith("error: iclr26_science.cryoem needs the 'cryoem' extra (missing: mrcfile)")
