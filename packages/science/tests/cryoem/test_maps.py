@@ -115,6 +115,9 @@ def test_builtin_structures_load() -> None:
     assert np.abs(frames[0].positions - frames[2].positions).max() > 1.0  # closed → open moves atoms
     with pytest.raises(DataError, match="no such structure file"):
         load_structure("/nope.pdb")
+    from iclr26_shared.data import available_datasets
+
+    assert {"adk-trajectory", "mdanalysis-structures"} <= set(available_datasets("atomic-models"))
 
 
 def test_molmap_integrates_to_the_sum_of_atomic_weights() -> None:

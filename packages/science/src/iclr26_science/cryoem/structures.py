@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr26_shared.data import register_dataset
 from iclr26_shared.errors import DataError
 
 __all__ = ["ATOMIC_NUMBERS", "STRUCTURES", "Atoms", "adk_frames", "load_structure", "structure_path"]
@@ -135,3 +136,21 @@ def adk_frames(count: int, *, hydrogens: bool = False, selection: str = "protein
         u.trajectory[int(i)]  # type: ignore[attr-defined]
         out.append(Atoms(f"adk-frame{int(i)}", np.asarray(group.positions, dtype=np.float64).copy(), numbers))  # type: ignore[attr-defined]
     return out
+
+
+register_dataset(
+    "adk-trajectory",
+    adk_frames,
+    description="adenylate kinase closed → open MD transition, 3,341 atoms × 98 frames (MDAnalysisTests adk.psf + "
+    "adk_dims.dcd); loader(count) gives evenly spaced frames",
+    offline=True,
+    kind="atomic-models",
+)
+register_dataset(
+    "mdanalysis-structures",
+    load_structure,
+    description="protein structures shipped in MDAnalysisTests (adk open/closed, 1HVR, 4E43, cobrotoxin, gramicidin, "
+    "5A7U, neopetrosiamide) or a PDB/mmCIF path; loader(name_or_path)",
+    offline=True,
+    kind="atomic-models",
+)

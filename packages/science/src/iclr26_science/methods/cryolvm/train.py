@@ -33,7 +33,6 @@ from iclr26_science.cryoem import (
     Degradation,
     Pair,
     SCUNet3D,
-    adk_frames,
     atom_mask,
     cc,
     ema_momentum,
@@ -41,7 +40,6 @@ from iclr26_science.cryoem import (
     fsc_resolution,
     global_sharpen,
     guinier_bfactor,
-    load_structure,
     local_scale,
     make_pair,
     radial_amplitude,
@@ -52,6 +50,7 @@ from iclr26_science.cryoem import (
 )
 from iclr26_science.methods.cryolvm.config import CryoLVMConfig
 from iclr26_science.methods.cryolvm.model import build_jepa, build_unet, copy_encoder
+from iclr26_shared.data import load_dataset
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
@@ -83,7 +82,7 @@ def build_data(cfg: CryoLVMConfig) -> Data:
     rng = np.random.default_rng(cfg.data_seed)
     deg = degradation(cfg)
     total = cfg.train_frames + cfg.val_frames
-    frames = adk_frames(total)
+    frames = load_dataset("adk-trajectory", count=total)
     val_idx = set(np.linspace(0, total - 1, cfg.val_frames + 2)[1:-1].round().astype(int).tolist())
 
     def pair(atoms: Any) -> Pair:
@@ -91,8 +90,8 @@ def build_data(cfg: CryoLVMConfig) -> Data:
 
     train = [pair(a) for i, a in enumerate(frames) if i not in val_idx]
     val = [pair(a) for i, a in enumerate(frames) if i in val_idx]
-    test = [pair(load_structure(s)) for s in cfg.test_structures]
-    extra = [pair(load_structure(s)) for s in cfg.pretrain_structures]
+    test = [pair(load_dataset("mdanalysis-structures", name_or_path=s)) for s in cfg.test_structures]
+    extra = [pair(load_dataset("mdanalysis-structures", name_or_path=s)) for s in cfg.pretrain_structures]
     corpus = [dataclasses.replace(p, y=p.x) for p in train + extra]  # unlabelled: the inputs only
     return Data(train, val, test, corpus)
 
