@@ -54,9 +54,9 @@ def test_smoke_run_writes_a_valid_run_dir_and_resumes(tmp_path: Path) -> None:
     assert resumed["summary"] == results["summary"] and resumed["losses"] == results["losses"]
 
 
-def test_smoke_run_with_every_variant(tmp_path: Path) -> None:
+def test_smoke_run_with_the_other_variants_and_the_patch_cnn(tmp_path: Path) -> None:
     variants = ("elvis", "elvis-scalar-dustbin", "elvis-no-f")
-    _, results = smoke_run(SPEC, tmp_path, variants=variants, epochs=1)
+    _, results = smoke_run(SPEC, tmp_path, variants=variants, epochs=1, descriptor="cnn", cnn_steps=2)
     assert set(variants) <= set(results["summary"]) and "rrt" not in results["summary"]
     assert len(results["claims"]) == 3  # the OOD claims vs global and Chamfer+OT, and the control
 

@@ -22,6 +22,7 @@ RootSIFT of an image (a crude aggregation, deliberately weaker than the local ma
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -223,6 +224,7 @@ def make_domain(
     max_instances_per_source: int = 0,
     include_queries: bool = True,
     min_keypoints: int = 8,
+    describe: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> RetrievalSet:
     """Build one domain: instances from every source, a query per instance and its warped views.
 
@@ -232,7 +234,8 @@ def make_domain(
     another instance's query window (positives and negatives are exact; views of neighbouring instances may
     share a strip of the gap, which matters only for training triplets). A
     window any of whose views has fewer than ``min_keypoints`` SIFT keypoints (sky, flat background) is
-    not an instance. ``include_queries=False`` makes only database views (training data).
+    not an instance. ``include_queries=False`` makes only database views (training data). ``describe(img)``
+    returns ``(desc [n, 128], xy [n, 2])`` of a view (default: :func:`extract_sift` with ``max_keypoints``).
     """
     import cv2
 
@@ -262,7 +265,7 @@ def make_domain(
                 h = random_homography(corners, out_size, rng, jitter=jit, rotation_deg=rot, scale=scl)
                 view = cv2.warpPerspective(img, h, (out_size, out_size), borderMode=cv2.BORDER_REFLECT)
                 view = _photometric(view, rng, photo) if photo > 0 else view
-                items.append((level, extract_sift(view, max_keypoints)))
+                items.append((level, describe(view) if describe else extract_sift(view, max_keypoints)))
             if min(len(d) for _, (d, _) in items) < min_keypoints:
                 counts[name] -= 1  # a flat window (sky, background): too few keypoints to be an instance
                 continue

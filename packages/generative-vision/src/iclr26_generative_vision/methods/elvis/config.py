@@ -36,6 +36,10 @@ class ELViSConfig:
     """How many of the training domain's photographs are training sources; the rest are its in-domain test."""
     train_views: Annotated[int, at.Ge(2)] = 8
     """Views per training instance (fresh random warps, not the test views; >= 2 for a positive)."""
+    descriptor: Literal["sift", "cnn"] = "sift"
+    """Local descriptors: OpenCV RootSIFT, or a small patch CNN trained in-repo on the training photographs."""
+    cnn_steps: PosInt = 300
+    """Training steps of the patch CNN (descriptor=cnn; 64 patch pairs per step)."""
     max_keypoints: PosInt = 128
     """Local descriptors per image: the strongest SIFT keypoints (paper: 700 DINOv2 patches at test, 400 training)."""
     window: Annotated[int, at.Ge(32)] = 96

@@ -12,6 +12,8 @@ their mean, per domain and as ID / OOD / average; (4) the controlled check's pai
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,7 @@ from iclr26_generative_vision.methods.elvis.model import (
 )
 from iclr26_generative_vision.retrieval.elvis import ELViS, chamfer_ot_similarity
 from iclr26_generative_vision.retrieval.metrics import global_ranking, mean_average_precision, rerank_order
+from iclr26_generative_vision.retrieval.patch_cnn import cnn_describe, train_patch_cnn
 from iclr26_shared.bench import measure
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.runs import RunDir
@@ -40,12 +43,21 @@ PAPER_SCORE = "elvis-sigmoid-s"
 
 
 def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, RetrievalSet]]:
-    """The training views and the test sets by domain (the training domain's test set is its ID set)."""
+    """The training views and the test sets by domain (the training domain's test set is its ID set).
+
+    With ``descriptor="cnn"`` the patch CNN is first trained on the training photographs only.
+    """
     sources = {d: load_sources(DOMAINS[d], cfg.short_side) for d in cfg.test_domains}
     names = list(sources[cfg.train_domain])
     train_names, id_names = names[: cfg.train_sources], names[cfg.train_sources :]
     if not id_names:
         raise ConfigError("train_sources", cfg.train_sources, f"fewer than the {len(names)} photographs of the domain")
+
+    describe: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
+    if cfg.descriptor == "cnn":
+        images = [sources[cfg.train_domain][n] for n in train_names]
+        cnn, _ = train_patch_cnn(images, steps=cfg.cnn_steps, seed=seed + 23)
+        describe = partial(cnn_describe, cnn, max_keypoints=cfg.max_keypoints)
 
     def domain(name: str, src: dict[str, np.ndarray], views: int, seed_: int, queries: bool = True) -> RetrievalSet:
         return make_domain(
@@ -57,6 +69,7 @@ def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, Retri
             views_per_instance=views,
             seed=seed_,
             include_queries=queries,
+            describe=describe,
         )
 
     train_src = {n: sources[cfg.train_domain][n] for n in train_names}
