@@ -1,6 +1,7 @@
 """The Flower app in-process: strategy aggregation, failing clients, the ClientApp, the smoke CLI."""
 
 import json
+from typing import Any
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ from iclr26_federated import cli
 from iclr26_federated.methods.fedopenmatch.config import PRESETS, job_params
 from iclr26_federated.methods.fedopenmatch.dataset import client_partition, load_split
 from iclr26_federated.methods.fedopenmatch.model import make_model
-from iclr26_federated.methods.fedopenmatch.strategy import FedOpenMatchStrategy
+from iclr26_federated.methods.fedopenmatch.strategy import FedOpenMatchStrategy, RoundFailedError
 from iclr26_federated.methods.fedopenmatch.utils import InlineGrid
 from iclr26_shared.testing import assert_close, assert_valid_run_dir, run_cli
 
@@ -48,6 +49,19 @@ def test_strategy_is_a_weighted_average_then_server_update_and_reports_failures(
     assert all("client 2 is broken" in f["reason"] for f in strategy.failures)
     assert strategy.participants == {1: 2, 2: 2}
     assert result.train_metrics_clientapp[1]["loss"] == pytest.approx((10 * 0 + 20 * 1) / 30)
+
+
+def test_a_round_with_more_failed_clients_than_tolerated_stops_the_run() -> None:
+    grid = InlineGrid(_toy, 3)  # client 2 of 3 always raises: 1/3 failed
+    kwargs: dict[str, Any] = dict(fraction_evaluate=0.0, min_train_nodes=3, min_available_nodes=3)
+    strict = FedOpenMatchStrategy(lambda arrays, rnd: arrays, max_failed_fraction=0.25, **kwargs)
+    with pytest.raises(RoundFailedError, match=r"round 1: 1 of 3 sampled clients failed.*client 2 is broken"):
+        strict.start(grid=grid, initial_arrays=ArrayRecord({"w": torch.zeros(3)}), num_rounds=1)
+    tolerant = FedOpenMatchStrategy(lambda arrays, rnd: arrays, max_failed_fraction=0.34, **kwargs)
+    tolerant.start(grid=grid, initial_arrays=ArrayRecord({"w": torch.zeros(3)}), num_rounds=1)
+    assert tolerant.participants == {1: 2}
+    with pytest.raises(ValueError, match="max_failed_fraction"):
+        FedOpenMatchStrategy(lambda arrays, rnd: arrays, max_failed_fraction=1.0)
 
 
 def test_labeled_only_strategy_sends_nothing_and_still_updates() -> None:

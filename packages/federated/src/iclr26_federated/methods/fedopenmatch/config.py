@@ -81,6 +81,10 @@ class FedOpenMatchConfig:
     """Communication rounds."""
     fraction_train: Annotated[float, at.Interval(gt=0, le=1)] = 1.0
     """Fraction of clients sampled per round (at least 2 are sampled)."""
+    max_failed_fraction: Annotated[float, at.Interval(ge=0, lt=1)] = 0.5
+    """Failure tolerance of a round: when more than this fraction of the sampled clients fail (raise or do
+    not answer) the run stops with an error naming the round; otherwise FedAvg averages the clients that
+    answered (Flower's strategies likewise aggregate the successful replies only)."""
     local_epochs: PosInt = 1
     """Local epochs over a client's unlabelled data per round."""
     warmup_steps: NonNegInt = 100

@@ -6,7 +6,8 @@ Per round r (``Strategy.start`` drives it):
    (FedAvg's sampling; no clients for ``labeled-only``);
 2. clients train on their unlabelled data with frozen per-round pseudo-labels;
 3. ``aggregate_train``: FedAvg, ``w ← Σ_m (n_m / Σ n) w_m`` over the clients that replied (a client that
-   raised is logged and left out; if none replied the global weights are kept), then the server
+   raised or did not answer is logged and left out; more than ``max_failed_fraction`` of the sampled
+   clients failing stops the run with :class:`RoundFailedError`), then the server
    fine-tune on the labelled set D_s: ``w_{r+1} = server_update(w, r)``.
 
 Replies are summed in partition order, not in arrival order: float addition is not associative, and
@@ -25,7 +26,11 @@ from flwr.app import ArrayRecord, ConfigRecord, Message, MetricRecord
 from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg
 
-__all__ = ["FedOpenMatchStrategy", "reply_order"]
+__all__ = ["FedOpenMatchStrategy", "RoundFailedError", "reply_order"]
+
+
+class RoundFailedError(RuntimeError):
+    """More clients failed in a round than the strategy's ``max_failed_fraction`` tolerates."""
 
 
 def reply_order(msg: Message) -> tuple[int, int]:
@@ -44,6 +49,8 @@ class FedOpenMatchStrategy(FedAvg):
     Args:
         server_update: ``(aggregated ArrayRecord, round) -> ArrayRecord`` (the server fine-tune on D_s).
         federated: False runs no client training (the labeled-only baseline): only ``server_update``.
+        max_failed_fraction: A round in which more than this fraction of the sampled clients fail (an error
+            reply or no reply) raises :class:`RoundFailedError`; below it the answers are averaged.
         node_wait_s: How long to wait for ``min_available_nodes`` nodes before raising (FedAvg's sampling
             would wait forever, e.g. when Ray's node failed to start).
         **kwargs: Passed to :class:`flwr.serverapp.strategy.FedAvg`.
@@ -60,10 +67,15 @@ class FedOpenMatchStrategy(FedAvg):
         server_update: Callable[[ArrayRecord, int], ArrayRecord],
         *,
         federated: bool = True,
+        max_failed_fraction: float = 0.5,
         node_wait_s: float = 600.0,
         **kwargs: Any,
     ) -> None:
+        if not 0.0 <= max_failed_fraction < 1.0:
+            raise ValueError(f"max_failed_fraction must be in [0, 1), got {max_failed_fraction}")
         super().__init__(**kwargs)
+        self.max_failed_fraction = max_failed_fraction
+        self._sent = 0
         self.node_wait_s = node_wait_s
         self.server_update = server_update
         self.federated = federated
@@ -80,6 +92,7 @@ class FedOpenMatchStrategy(FedAvg):
         """FedAvg's sampling and messages (none for labeled-only); remembers the current weights."""
         self._t0 = time.perf_counter()
         self._current = arrays
+        self._sent = 0
         if not self.federated:
             return []
         deadline = time.monotonic() + self.node_wait_s
@@ -90,7 +103,9 @@ class FedOpenMatchStrategy(FedAvg):
                     f"after {self.node_wait_s:.0f} s (did the simulation backend start?)"
                 )
             time.sleep(0.5)
-        return super().configure_train(server_round, arrays, config, grid)
+        messages = list(super().configure_train(server_round, arrays, config, grid))
+        self._sent = len(messages)
+        return messages
 
     def aggregate_train(
         self, server_round: int, replies: Iterable[Message]
@@ -102,6 +117,14 @@ class FedOpenMatchStrategy(FedAvg):
                 self.failures.append(
                     {"round": server_round, "node_id": int(msg.metadata.src_node_id), "reason": str(msg.error.reason)}
                 )
+        answered = sum(not m.has_error() for m in replies)
+        failed = max(self._sent, len(replies)) - answered  # error replies and clients that never answered
+        if failed and failed > self.max_failed_fraction * max(self._sent, len(replies)):
+            raise RoundFailedError(
+                f"round {server_round}: {failed} of {max(self._sent, len(replies))} sampled clients failed, more "
+                f"than max_failed_fraction = {self.max_failed_fraction} (first reason: "
+                f"{self.failures[-1]['reason'] if self.failures else 'no reply'})"
+            )
         replies.sort(key=reply_order)  # a fixed summation order: the same seed gives the same weights
         arrays, metrics = super().aggregate_train(server_round, replies) if replies else (None, None)
         self.participants[server_round] = sum(not m.has_error() for m in replies)

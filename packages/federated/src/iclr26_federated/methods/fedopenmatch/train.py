@@ -92,6 +92,7 @@ def run_job(
     strategy = FedOpenMatchStrategy(
         server_update,
         federated=params.federated,
+        max_failed_fraction=cfg.max_failed_fraction,
         fraction_train=cfg.fraction_train,
         fraction_evaluate=0.0,
         min_train_nodes=2,
