@@ -141,6 +141,27 @@ def test_masks_start_at_one_and_reproduce_the_experts() -> None:
     assert not torch.allclose(model(x, adj, mask)[0], experts[2](x, adj, mask))
 
 
+def test_merged_diagnostics_reset_the_masks_and_the_gate() -> None:
+    torch.manual_seed(0)
+    experts = [DenseExpert(a, 4, 8, 2).eval() for a in ("gcn", "gin", "gcn")]  # pyright: ignore[reportArgumentType]
+    model = MergedGNN(experts, 4, 2).eval()
+    x = torch.randn(30, 6, 4)
+    adj = (torch.rand(30, 6, 6) < 0.4).float().triu(1)
+    adj, mask = adj + adj.transpose(1, 2), torch.ones(30, 6, dtype=torch.bool)
+    with torch.no_grad():
+        model.w_gate.normal_()
+        plain_pred = model(x, adj, mask)[0].argmax(-1)  # the gate over the unmasked experts
+        for w in model.mask_w:
+            w.copy_(torch.randn_like(w))
+        uniform_pred = model.expert_logits(x, adj, mask).mean(1).argmax(-1)
+    assert not torch.equal(plain_pred, model(x, adj, mask)[0].argmax(-1))  # the masks matter here
+    diag = ogmm_train.merged_diagnostics(model, DenseGraphs(x, adj, mask, plain_pred, torch.zeros(30).long()))
+    assert diag["no_masks"] == 1.0
+    diag = ogmm_train.merged_diagnostics(model, DenseGraphs(x, adj, mask, uniform_pred, torch.zeros(30).long()))
+    assert diag["uniform_gate"] == 1.0
+    assert not bool((model.mask_w[0] == 1).all())  # the model itself keeps its masks
+
+
 def test_stage_2_touches_no_source_or_target_data(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stages 1 and 2 (and the data-free baselines) run with every data source disabled, and stage 2
     trains on exactly the generated graphs."""

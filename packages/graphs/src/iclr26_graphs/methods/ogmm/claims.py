@@ -181,6 +181,14 @@ def report(results: Mapping[str, Any]) -> str:
         lines.append("|---|" + "---|" * len(results["topk"]))
         lines.append("| acc | " + " | ".join(f"{100 * v:.1f}" for v in results["topk"].values()) + " |")
     routing = results.get("routing_own_domain")
+    diag = results.get("merged_diagnostics")
+    if diag:
+        lines += [
+            "",
+            f"The merged model on the target: as trained {100 * acc['ogmm']:.1f}; its gate over the unmasked experts "
+            f"(every mask reset to 1) {100 * diag['no_masks']:.1f}; its masked experts under a uniform gate "
+            f"{100 * diag['uniform_gate']:.1f}.",
+        ]
     lines += [
         "",
         f"Gate mass on own-domain experts: {'—' if routing is None else f'{routing:.2f}'}. "

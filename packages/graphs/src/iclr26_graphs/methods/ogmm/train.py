@@ -37,6 +37,7 @@ __all__ = [
     "inverse_x",
     "kd_student",
     "merge",
+    "merged_diagnostics",
     "run",
     "train_expert",
     "uniform_soup",
@@ -272,6 +273,23 @@ def routing_own_domain(model: MergedGNN, experts: Experts, data: DenseGraphs) ->
     return float((gates * own).sum(1).mean())
 
 
+@torch.no_grad()
+def merged_diagnostics(model: MergedGNN, data: DenseGraphs) -> dict[str, float]:
+    """Where a merged model's accuracy on ``data`` comes from (evaluation only, no randomness):
+    ``no_masks`` is its trained gate over the unmasked experts (every ω reset to 1), ``uniform_gate`` the
+    mean of its masked experts' logits (the trained masks without the gate)."""
+    plain = copy.deepcopy(model)
+    for w in [*plain.mask_w, *plain.mask_b]:
+        w.fill_(1.0)
+    each = torch.cat(
+        [model.expert_logits(data.x[i], data.adj[i], data.mask[i]) for i in _batches(len(data), 256, None, False)]
+    )
+    return {
+        "no_masks": accuracy(predict(plain, data), data.y),
+        "uniform_gate": accuracy(each.mean(1), data.y),
+    }
+
+
 def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
     """Stage 0 (experts), stage 1 (generation), stage 2 (merging) and the baselines on the target domain."""
     device = run.device
@@ -350,6 +368,7 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
             model_k = merged if k == cfg.top_k else merge(experts, generated, cfg, k, run.seed)
             topk[str(k)] = accuracy(predict(model_k, target), target.y)
         routing = routing_own_domain(merged, experts, target)
+        diagnostics = merged_diagnostics(merged, target)
         run.log(3, stage="merging", **{f"acc_{k}": v for k, v in acc.items()})
         bar.advance(acc_ogmm=acc["ogmm"])
     return {
@@ -383,6 +402,7 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
         },
         "topk": topk,
         "routing_own_domain": routing,
+        "merged_diagnostics": diagnostics,
         "merge_seconds": merge_seconds,
         "wall_seconds": time.perf_counter() - t0,
     }
