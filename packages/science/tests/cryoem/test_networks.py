@@ -11,6 +11,7 @@ from torch import nn
 
 from iclr26_science.cryoem import (
     JEPA3D,
+    SCBlock3d,
     SCUNet3D,
     WindowAttention3d,
     ema_momentum,
@@ -23,6 +24,7 @@ from iclr26_science.cryoem import (
     soft_histogram,
     tile_starts,
     tiled_inference,
+    token_spread,
 )
 from iclr26_shared.testing import assert_close
 
@@ -186,3 +188,22 @@ def test_tiling_reproduces_full_volume_inference() -> None:
         t = tiled_inference(net, big, tile=16, stride=4)
         f = net(big[None])[0]
     assert t.shape == f.shape and float(torch.corrcoef(torch.stack([t.flatten(), f.flatten()]))[0, 1]) > 0.9
+
+
+def test_token_spread_sees_a_collapsed_encoder() -> None:
+    torch.manual_seed(0)
+    net = SCUNet3D(dim=8, depths=(1, 1, 1), head_dim=4, window=4)
+    x = torch.rand(3, 1, 8, 8, 8)
+    healthy = token_spread(net, x)
+    last = net.body[-1]
+    assert isinstance(last, SCBlock3d)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.zero_()
+        bias = last.conv1_2.bias
+        assert bias is not None
+        bias.fill_(1.0)
+        bias[0] = 2.0  # every token the same non-constant vector
+    collapsed = token_spread(net, x)
+    assert collapsed["mean_cos"] == pytest.approx(1.0, abs=1e-5) and collapsed["feature_std"] < 1e-4
+    assert healthy["mean_cos"] < 0.99 and healthy["feature_std"] > 0.01

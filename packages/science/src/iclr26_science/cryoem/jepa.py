@@ -29,7 +29,7 @@ from torch import nn
 
 from iclr26_science.cryoem.scunet import SCUNet3D
 
-__all__ = ["JEPA3D", "ema_momentum", "sample_masks", "sincos_3d"]
+__all__ = ["JEPA3D", "ema_momentum", "sample_masks", "sincos_3d", "token_spread"]
 
 
 def sincos_3d(grid: tuple[int, int, int], dim: int) -> torch.Tensor:
@@ -80,6 +80,20 @@ def sample_masks(
         if ctx.any() and tgt.any():
             return torch.from_numpy(np.flatnonzero(ctx)), torch.from_numpy(np.flatnonzero(tgt))
     raise RuntimeError(f"sample_masks: no non-empty context on grid {grid}; use a larger grid or smaller targets")
+
+
+@torch.no_grad()
+def token_spread(backbone: SCUNet3D, x: torch.Tensor) -> dict[str, float]:
+    """Collapse check of an encoder on crops ``x`` ``[B, 1, D, H, W]``: its bottleneck tokens, layer-normalised
+    over features, give ``mean_cos`` (mean pairwise cosine over all tokens of all crops; 1 = collapsed) and
+    ``feature_std`` (per-feature standard deviation across tokens, averaged; 0 = collapsed)."""
+    was = backbone.training
+    backbone.eval()
+    f = backbone.encode(x).flatten(2).transpose(1, 2)
+    backbone.train(was)
+    flat = F.layer_norm(f, f.shape[-1:]).reshape(-1, f.shape[-1])
+    unit = F.normalize(flat, dim=-1)
+    return {"mean_cos": float((unit @ unit.T).mean()), "feature_std": float(flat.std(0).mean())}
 
 
 def ema_momentum(step: int, total: int, start: float = 0.996, end: float = 1.0) -> float:

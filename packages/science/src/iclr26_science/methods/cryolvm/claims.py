@@ -150,4 +150,12 @@ def report(results: Mapping[str, Any]) -> str:
     pre = results.get("pretrain", {})
     if pre.get("steps"):
         lines += ["", f"JEPA pre-training: {pre['steps']} steps, loss {_f(pre['loss_first'])} → {_f(pre['loss_last'])}"]
+        ts = pre.get("token_spread")
+        if ts:
+            a, b = ts["init"], ts["pretrained"]
+            lines.append(
+                "Collapse check (bottleneck tokens of 16 corpus crops): mean pairwise cosine "
+                f"{_f(a['mean_cos'])} at init → {_f(b['mean_cos'])} pre-trained; "
+                f"feature spread {_f(a['feature_std'])} → {_f(b['feature_std'])}"
+            )
     return "\n".join(lines)

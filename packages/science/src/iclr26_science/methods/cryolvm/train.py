@@ -47,6 +47,7 @@ from iclr26_science.cryoem import (
     restoration_loss,
     sample_masks,
     tiled_inference,
+    token_spread,
 )
 from iclr26_science.methods.cryolvm.config import CryoLVMConfig
 from iclr26_science.methods.cryolvm.model import build_jepa, build_unet, copy_encoder
@@ -268,6 +269,12 @@ def run(cfg: CryoLVMConfig, run: RunDir) -> dict[str, Any]:
             encoder, losses = pretrain(data, cfg, init, run, run.seed)
             state["encoder"] = {k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()}
             state["pretrain_loss"] = losses
+            probe, _ = random_crops(data.pretrain, cfg.crop, 16, np.random.default_rng(0), min_target=0.5)
+            probe_t = torch.from_numpy(probe)
+            state["token_spread"] = {
+                "init": token_spread(init, probe_t),
+                "pretrained": token_spread(encoder.cpu(), probe_t),
+            }
             run.save_checkpoint(1, state)
         encoder = encoder.cpu()
     for k, (name, pretrained, alpha) in enumerate(variants(cfg)):
@@ -306,7 +313,8 @@ def _results(cfg: CryoLVMConfig, state: dict[str, Any], data: Data, run: RunDir)
         "control": {m: _mean_rows(ctl, m) for m in methods},
         "curves": state.get("curves", {}),
         "pretrain": {"steps": len(pre), "loss_first": float(np.mean(pre[:10])) if pre else None,
-                     "loss_last": float(np.mean(pre[-10:])) if pre else None},
+                     "loss_last": float(np.mean(pre[-10:])) if pre else None,
+                     "token_spread": state.get("token_spread")},
         "config": {"cc_margin": cfg.cc_margin, "resolution_margin": cfg.resolution_margin,
                    "control_margin": cfg.control_margin, "alpha": cfg.alpha},
     }  # fmt: skip
