@@ -150,7 +150,7 @@ class CryoLVMConfig:
 
 
 #: ``quick`` scales the paper's 48³ crops at 1 Å, 32-channel 7-stage SCUNet and thousands of steps down to
-#: 16³ crops at 1.5 Å, 8 channels, 5 stages and a few hundred steps (about 5 CPU-minutes), with the global
+#: 16³ crops at 1.5 Å, 8 channels, 5 stages and a few hundred steps (2.3 CPU-minutes measured), with the global
 #: residual (a from-scratch net does not get past the input map in so few steps); ``full`` is the
 #: paper/EMReady architecture at the data we have (one GPU).
 PRESETS: dict[str, CryoLVMConfig] = {
