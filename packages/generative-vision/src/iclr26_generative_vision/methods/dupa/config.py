@@ -166,7 +166,7 @@ PRESETS: dict[str, DUPAConfig] = {
         checkpoint_every=10,
         log_every=5,
     ),
-    "quick": DUPAConfig(),
+    "quick": DUPAConfig(train_steps=1000),  # ~9 CPU-minutes (1,200 steps took ~11-12)
     "full": DUPAConfig(
         dataset="mnist-5k",
         variants=("ddt", "dual-path", "dupa", "ddt-2x-batch"),
