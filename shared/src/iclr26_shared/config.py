@@ -54,8 +54,10 @@ __all__ = [
     "config_from_dict",
     "config_hash",
     "config_to_dict",
+    "latest_run_dir",
     "load_config",
     "replace_config",
+    "run_hash",
     "save_config",
     "stable_hash",
     "validate",
@@ -364,6 +366,20 @@ def stable_hash(data: Any, length: int = 8) -> str:
     """A short SHA-256 hex digest of JSON ``data`` (keys sorted, so dict order does not matter)."""
     blob = json.dumps(_to_json(data), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:length]
+
+
+def run_hash(cfg: object, seed: int) -> str:
+    """Hash of config and seed: two runs with the same hash compute the same thing (the suffix of a run
+    directory's name, ``<UTC time>-<hash>``)."""
+    return stable_hash({"config": config_to_dict(cfg), "seed": seed})
+
+
+def latest_run_dir(method_dir: str | Path, cfg: object, seed: int) -> Path | None:
+    """The newest run directory of ``cfg`` and ``seed`` under ``method_dir`` (one with a ``config.json``), or
+    None: the run ``--resume`` continues or reads back."""
+    digest = run_hash(cfg, seed)
+    matches = sorted(p for p in Path(method_dir).glob(f"*-{digest}") if (p / "config.json").is_file())
+    return matches[-1] if matches else None
 
 
 def config_hash(cfg: object, length: int = 8) -> str:

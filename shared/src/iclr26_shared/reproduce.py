@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from iclr26_shared.config import latest_run_dir
 from iclr26_shared.errors import Iclr26Error, UsageError
 from iclr26_shared.io import atomic_write_json, atomic_write_text, read_json, utc_stamp
 from iclr26_shared.runner import CommonFlags, execute, format_number, verdict_cell
@@ -405,11 +406,10 @@ def _read_back(
 ) -> dict[Task, RunOutcome]:
     """The (method, seed) runs of a resumed reproduce that already finished, read in this process.
 
-    A run is finished when ``<out>/<method>/*-<hash of config and seed>/results.json`` holds its claims;
-    its outcome keeps the claims it measured and the wall time the earlier reproduce stored for it.
+    A run is finished when its newest run directory (the one ``--resume`` would continue, see
+    :func:`~iclr26_shared.config.latest_run_dir`) has a ``results.json`` with its claims; its outcome keeps
+    the claims it measured and the wall time the earlier reproduce stored for it.
     """
-    from iclr26_shared.config import config_to_dict, stable_hash
-
     seconds = {
         str(r.get("run_dir")): float(r.get("seconds") or 0.0)
         for r in stored.get("runs", [])
@@ -418,16 +418,14 @@ def _read_back(
     done: dict[Task, RunOutcome] = {}
     for name, seed in tasks:
         spec = specs[name]
-        digest = stable_hash({"config": config_to_dict(spec.preset(preset)), "seed": seed})
-        for path in sorted((out / name).glob(f"*-{digest}"), reverse=True):
-            if not (path / "results.json").is_file():
-                continue
-            results = read_json(path / "results.json", what="results", error=UsageError)
-            if isinstance(results, dict) and isinstance(results.get("claims"), list):
-                claims = [Claim.from_dict(c) for c in results["claims"]]
-                dt = seconds.get(str(path), 0.0)
-                done[(name, seed)] = RunOutcome(name, spec.domain, spec.paper, seed, True, dt, claims, str(path))
-                break
+        path = latest_run_dir(out / name, spec.preset(preset), seed)
+        if path is None or not (path / "results.json").is_file():
+            continue
+        results = read_json(path / "results.json", what="results", error=UsageError)
+        if isinstance(results, dict) and isinstance(results.get("claims"), list):
+            claims = [Claim.from_dict(c) for c in results["claims"]]
+            dt = seconds.get(str(path), 0.0)
+            done[(name, seed)] = RunOutcome(name, spec.domain, spec.paper, seed, True, dt, claims, str(path))
     return done
 
 
@@ -510,8 +508,8 @@ def reproduce(
             print(f"[reproduce] --resume: {len(finished)} finished run(s) read back", file=sys.stderr, flush=True)
     ray_sched = RayScheduler(address) if backend == "ray" and tasks else None
     try:
-        gpu_tasks = [t for t in tasks if specs[t[0]].needs_gpu(preset)]
-        have_gpu = bool(gpu_tasks) and (ray_sched.gpus() > 0 if ray_sched is not None else _local_gpu())
+        wants_gpu = any(specs[n].needs_gpu(preset) for n, _ in tasks)
+        have_gpu = wants_gpu and (ray_sched.gpus() > 0 if ray_sched is not None else _local_gpu())
         runnable: list[Task] = []
         for n, s in tasks:
             if specs[n].needs_gpu(preset) and not have_gpu:

@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from iclr26_shared.config import config_to_dict, stable_hash
+from iclr26_shared.config import config_to_dict, latest_run_dir, run_hash
 from iclr26_shared.device import describe_device
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.errors import CheckpointError, UsageError
@@ -130,7 +130,7 @@ class RunDir:
     @staticmethod
     def run_hash(config: object, seed: int) -> str:
         """Hash of config and seed: two runs with the same hash compute the same thing."""
-        return stable_hash({"config": config_to_dict(config), "seed": seed})
+        return run_hash(config, seed)
 
     @classmethod
     def create(
@@ -185,9 +185,9 @@ class RunDir:
         digest = cls.run_hash(config, seed)
         method_dir = Path(root) / method
         if resume:
-            matches = sorted(p for p in method_dir.glob(f"*-{digest}") if (p / "config.json").is_file())
-            if matches:
-                run = cls(matches[-1], resumed=True, preset=preset, dist=dist, **kwargs)
+            latest = latest_run_dir(method_dir, config, seed)
+            if latest is not None:
+                run = cls(latest, resumed=True, preset=preset, dist=dist, **kwargs)
                 run._check_saved_config()
                 run._write_env()
                 return run
