@@ -118,16 +118,17 @@ class FedOpenMatchStrategy(FedAvg):
                     {"round": server_round, "node_id": int(msg.metadata.src_node_id), "reason": str(msg.error.reason)}
                 )
         answered = sum(not m.has_error() for m in replies)
-        failed = max(self._sent, len(replies)) - answered  # error replies and clients that never answered
-        if failed and failed > self.max_failed_fraction * max(self._sent, len(replies)):
+        sampled = max(self._sent, len(replies))
+        failed = sampled - answered  # error replies and clients that never answered
+        if failed and failed > self.max_failed_fraction * sampled:
             raise RoundFailedError(
-                f"round {server_round}: {failed} of {max(self._sent, len(replies))} sampled clients failed, more "
+                f"round {server_round}: {failed} of {sampled} sampled clients failed, more "
                 f"than max_failed_fraction = {self.max_failed_fraction} (first reason: "
                 f"{self.failures[-1]['reason'] if self.failures else 'no reply'})"
             )
         replies.sort(key=reply_order)  # a fixed summation order: the same seed gives the same weights
         arrays, metrics = super().aggregate_train(server_round, replies) if replies else (None, None)
-        self.participants[server_round] = sum(not m.has_error() for m in replies)
+        self.participants[server_round] = answered
         if metrics is not None:
             self.train_metrics[server_round] = {k: float(v) for k, v in metrics.items()}  # pyright: ignore[reportArgumentType]
         base = arrays if arrays is not None else self._current
