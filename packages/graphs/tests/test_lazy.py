@@ -1,4 +1,4 @@
-"""The package's lazy exports (PEP 562, ``iclr26_graphs._lazy``): every public name resolves, once."""
+"""The package's lazy exports (PEP 562, ``iclr26_shared.lazy``): every public name resolves, once."""
 
 import importlib
 

@@ -5,8 +5,9 @@ Public names are loaded lazily (no torch on import): ``DUPAConfig``, ``PRESETS``
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_generative_vision.methods.dupa.config import PRESETS, DUPAConfig
@@ -21,11 +22,4 @@ _LAZY = {
 __all__ = ["PRESETS", "SPEC", "DUPAConfig"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -5,8 +5,9 @@ Public names are loaded lazily (no torch on import): ``ELViSConfig``, ``PRESETS`
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_generative_vision.methods.elvis.config import PRESETS, ELViSConfig
@@ -21,11 +22,4 @@ _LAZY = {
 __all__ = ["PRESETS", "SPEC", "ELViSConfig"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

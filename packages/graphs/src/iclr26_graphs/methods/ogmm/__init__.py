@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from iclr26_graphs._lazy import lazy_exports
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_graphs.methods.ogmm.config import PRESETS, OGMMConfig

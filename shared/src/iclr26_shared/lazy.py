@@ -1,4 +1,4 @@
-"""PEP 562 lazy exports, shared by this package's ``__init__`` modules (so importing them imports no torch).
+"""PEP 562 lazy exports for the domain packages' ``__init__`` modules (so importing them imports no torch).
 
 Usage in a package ``__init__``::
 
