@@ -16,6 +16,7 @@ and ``iclr26 bench`` runs every such script with ``--out <dir>/<domain>-<name>.j
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import gc
 import os
@@ -24,14 +25,14 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iclr26_shared.io import atomic_write_json
 
-__all__ = ["PeakMemory", "bench_main", "compare", "measure", "peak_memory"]
+__all__ = ["LOADED_FRACTION", "CpuShare", "PeakMemory", "bench_main", "compare", "cpu_share", "measure", "peak_memory"]
 
 
 def _sync() -> None:
@@ -55,6 +56,96 @@ def measure(fn: Callable[[], Any], *, repeats: int = 5, warmup: int = 1) -> dict
         _sync()
         times.append(time.perf_counter() - t0)
     return {"median_s": statistics.median(times), "min_s": min(times), "times_s": times, "repeats": repeats}
+
+
+LOADED_FRACTION = 0.10
+"""A run is *loaded* when processes other than itself used more than this fraction of the machine's CPU
+capacity (all cores × wall time) while it ran; its wall-time claims are then not judged."""
+
+
+def _busy_cpu_seconds() -> float | None:
+    """CPU seconds the whole machine spent busy since boot (``/proc/stat``: user + nice + system + irq +
+    softirq + steal); None where there is no ``/proc/stat`` (not Linux)."""
+    try:
+        with open("/proc/stat") as fh:
+            fields = fh.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu" or len(fields) < 9:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+    """CPU seconds of this process (all threads) and of its waited-for children."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+@dataclass
+class CpuShare:
+    """Who used the machine's CPUs while a block ran (filled in by :func:`cpu_share` when the block ends).
+
+    ``foreign_fraction = max(0, busy − own) / (wall · cpus)``: the share of the machine's CPU capacity used
+    by *other* processes (other runs, tests, anyone's jobs; niced ones count too). None when unknown (no
+    ``/proc/stat``) or before the block ended. Clock-tick rounding (10 ms per core) makes very short
+    blocks noisy; wall-time claims run for seconds.
+
+    Attributes:
+        cpus: Logical CPUs of the machine (``/proc/stat`` counts all of them).
+        wall_s: Wall time of the block.
+        own_cpu_s: CPU seconds of this process and its waited-for children during the block.
+        busy_cpu_s: CPU seconds the whole machine was busy during the block (None: unknown).
+    """
+
+    cpus: int = 0
+    wall_s: float = 0.0
+    own_cpu_s: float = 0.0
+    busy_cpu_s: float | None = None
+
+    @property
+    def foreign_fraction(self) -> float | None:
+        """Share of the machine's CPU capacity used by other processes during the block (0–1), or None."""
+        if self.busy_cpu_s is None or self.wall_s <= 0 or self.cpus <= 0:
+            return None
+        return min(1.0, max(0.0, self.busy_cpu_s - self.own_cpu_s) / (self.wall_s * self.cpus))
+
+    @property
+    def loaded(self) -> bool:
+        """Whether other processes used more than :data:`LOADED_FRACTION` of the CPUs (False when unknown)."""
+        f = self.foreign_fraction
+        return f is not None and f > LOADED_FRACTION
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``results.json``'s ``machine``)."""
+        f = self.foreign_fraction
+        return {
+            "cpus": self.cpus,
+            "wall_s": round(self.wall_s, 3),
+            "own_cpu_s": round(self.own_cpu_s, 3),
+            "foreign_cpu_fraction": None if f is None else round(f, 4),
+            "loaded": self.loaded,
+        }
+
+
+@contextlib.contextmanager
+def cpu_share() -> Iterator[CpuShare]:
+    """Measure, around a block, how much of the machine other processes used (see :class:`CpuShare`)::
+
+    with cpu_share() as share:
+        run()
+    if share.loaded: ...  # a wall-time measurement of run() is not trustworthy
+    """
+    share = CpuShare(cpus=os.cpu_count() or 1)
+    busy0, own0, t0 = _busy_cpu_seconds(), _own_cpu_seconds(), time.monotonic()
+    try:
+        yield share
+    finally:
+        busy1 = _busy_cpu_seconds()
+        share.wall_s = time.monotonic() - t0
+        share.own_cpu_s = _own_cpu_seconds() - own0
+        share.busy_cpu_s = None if busy0 is None or busy1 is None else busy1 - busy0
 
 
 def _rss_bytes() -> int:

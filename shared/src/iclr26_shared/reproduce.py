@@ -153,7 +153,7 @@ run (or with a fixed threshold), in the direction the paper claims. With several
 paired per seed and its {CONFIDENCE:.0%} Student-t interval over seeds decides: **holds** when the
 whole interval clears the claim's margin, **fails** when it lies wholly below, _inconclusive_ when it
 straddles the margin (the gap is inside seed noise at this budget), when both sides sit at chance, or
-when a timing claim was measured while other runs shared the cores. With one seed the verdict is a
+when a timing claim was measured while other runs or processes shared the cores. With one seed the verdict is a
 single run's (holds/fails on the sign of the gain) and says nothing about noise."""
 
 

@@ -6,6 +6,7 @@ same shape whichever entry point made it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -64,7 +65,10 @@ def claims_table(claims: Sequence[Claim], *, method: str | None = None) -> str:
         ref = format_number(c.reference)
         ref = ref if c.baseline is not None or c.threshold is None else f"threshold {ref}"
         better = " (higher is better)" if c.better == "higher" else " (lower is better)"
-        row = [c.claim + (" (timing)" if c.timing else ""), c.metric + better, c.paper or "—", format_number(c.ours)]
+        timing = (
+            (" (timing; other processes shared the CPUs: not judged)" if c.loaded else " (timing)") if c.timing else ""
+        )
+        row = [c.claim + timing, c.metric + better, c.paper or "—", format_number(c.ours)]
         row += [ref, verdict_cell(c.verdict)]
         if method is not None:
             row = [method, *row]
@@ -111,6 +115,7 @@ def execute(
     With ``flags.resume`` a finished run with the same config and seed is not run again: its results are
     read back. User errors raise :class:`~iclr26_shared.errors.Iclr26Error` subclasses.
     """
+    from iclr26_shared.bench import cpu_share
     from iclr26_shared.device import resolve_device
     from iclr26_shared.distributed import get_context
     from iclr26_shared.runs import RunDir
@@ -137,10 +142,14 @@ def execute(
         results = {k: v for k, v in done.items() if k != "claims"}
         claims = [Claim.from_dict(c) for c in done["claims"]]
     else:
-        results = spec.run(cfg, run)
+        with cpu_share() as share:
+            results = spec.run(cfg, run)
         if not isinstance(results, dict):
             raise TypeError(f"{spec.name}: run() must return a dict, got {type(results).__name__}")
+        results = {**results, "machine": share.to_dict()}
         claims = spec.check_claims(results)
+        if share.loaded:  # wall-time claims of a run that shared the CPUs are reported, not judged
+            claims = [dataclasses.replace(c, loaded=True) if c.timing else c for c in claims]
     results = {**results, "claims": [c.to_dict() for c in claims]}
     run.write_results(results)
     run.write_report(method_report(spec, run, results, claims))

@@ -90,6 +90,8 @@ class Claim:
         chance: The no-skill level of the metric (see above), or None.
         paper: The paper's reported number(s), as text (e.g. "0.99 vs 0.41"), or "".
         timing: A wall-time claim: judged only on a run that had the machine to itself.
+        loaded: Set by the runner on a timing claim whose run shared the CPUs with other processes
+            (:func:`iclr26_shared.bench.cpu_share`); such a claim's verdict is ``inconclusive``.
     """
 
     claim: str
@@ -103,6 +105,7 @@ class Claim:
     chance: float | None = None
     paper: str = ""
     timing: bool = False
+    loaded: bool = False
 
     def __post_init__(self) -> None:
         if (self.baseline is None) == (self.threshold is None):
@@ -139,7 +142,10 @@ class Claim:
     @property
     def verdict(self) -> Verdict:
         """Single-run verdict: ``holds`` when gain >= margin, ``fails`` otherwise; ``inconclusive`` when a
-        side is not measured (NaN) or when both sides sit at chance."""
+        side is not measured (NaN), when both sides sit at chance, or for a timing claim measured while
+        other processes shared the CPUs (``loaded``)."""
+        if self.timing and self.loaded:
+            return "inconclusive"
         if not (_finite(self.ours) and _finite(self.reference)):
             return "inconclusive"
         if self.baseline is not None and self.at_chance(self.ours) and self.at_chance(self.baseline):
@@ -177,6 +183,7 @@ class Claim:
             chance=num("chance"),
             paper=str(data.get("paper", "")),
             timing=bool(data.get("timing", False)),
+            loaded=bool(data.get("loaded", False)),
         )
 
 

@@ -137,6 +137,10 @@ def summarize_claim(claims: Sequence[Claim], seeds: Sequence[int]) -> ClaimSumma
         elif n < 2:
             verdict = "inconclusive"
             note = f"only {n} of {len(claims)} seeds measured"
+        elif first.timing and any(c.loaded for c in claims):
+            verdict = "inconclusive"
+            loaded = [s for s, c in zip(seeds, claims, strict=True) if c.loaded]
+            note = f"timing claim measured while other processes shared the CPUs (seed {', '.join(map(str, loaded))})"
         elif first.baseline is not None and first.at_chance(ours_mean, chance) and first.at_chance(ref_mean, chance):
             verdict = "inconclusive"
             note = "both sides at chance"
