@@ -7,8 +7,9 @@ Flower app modules are imported on demand, e.g.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_federated.methods.fedopenmatch import (
@@ -22,8 +23,5 @@ if TYPE_CHECKING:
 
 __all__ = ["PRESETS", "SPEC", "VARIANTS", "FedOpenMatchConfig", "JobParams", "job_params"]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module("iclr26_federated.methods.fedopenmatch"), name)
+_WHERE = dict.fromkeys(__all__, "iclr26_federated.methods.fedopenmatch")
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

@@ -13,8 +13,9 @@ and file formats, strong-generalisation split), :mod:`~iclr26_recsys.metrics` (R
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names for type checkers; at run time they load on first access (see __getattr__)
     from iclr26_recsys.data import load_ml100k, strong_generalization_split
@@ -48,14 +49,4 @@ _WHERE = {
     "strong_generalization_split": "iclr26_recsys.data",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'iclr26_recsys' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

@@ -12,8 +12,9 @@ Public API (heavy modules load on first access, so ``import iclr26_rl`` stays li
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_rl.agents.drqv2 import DrQV2Agent, DrQV2Hparams, PixelEncoder
@@ -60,8 +61,4 @@ __all__ = [
     "mean_ci",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'iclr26_rl' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

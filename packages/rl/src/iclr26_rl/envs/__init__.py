@@ -6,10 +6,10 @@ and are loaded on first attribute access, so configs can validate env ids withou
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from iclr26_rl.envs.registry import DEFAULT_EPISODE_STEPS, MUJOCO_V5_ENVS, REACHING_ENVS, check_env_id
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_rl.envs.pixels import (
@@ -46,8 +46,4 @@ __all__ = [
     "make_vector_env",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module("iclr26_rl.envs.pixels"), name)
-    raise AttributeError(f"module 'iclr26_rl.envs' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {name: "iclr26_rl.envs.pixels" for name in _LAZY}, __all__)

@@ -6,8 +6,9 @@ first use; this package exposes only the light names, lazily (PEP 562).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_federated.methods.fedopenmatch.config import (
@@ -24,8 +25,4 @@ __all__ = ["PRESETS", "SPEC", "VARIANTS", "FedOpenMatchConfig", "JobParams", "jo
 _WHERE = {name: "config" for name in ("PRESETS", "VARIANTS", "FedOpenMatchConfig", "JobParams", "job_params")}
 _WHERE["SPEC"] = "spec"
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, {k: f"{__name__}.{v}" for k, v in _WHERE.items()}, __all__)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names for type checkers; at run time they load on first access (no torch here)
     from iclr26_recsys.methods.deql.config import PRESETS, DEQLConfig
@@ -17,14 +18,4 @@ _WHERE = {
     "SPEC": "iclr26_recsys.methods.deql.spec",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'iclr26_recsys.methods.deql' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

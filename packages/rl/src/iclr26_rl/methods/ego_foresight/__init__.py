@@ -5,8 +5,9 @@ Public names load on first access (PEP 562), so importing this package imports n
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_rl.methods.ego_foresight.claims import claims, report
@@ -24,8 +25,4 @@ _WHERE = {
 
 __all__ = ["AGENTS", "PRESETS", "SPEC", "EgoForesightConfig", "claims", "report"]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {k: f"{__name__}.{v}" for k, v in _WHERE.items()}, __all__)
