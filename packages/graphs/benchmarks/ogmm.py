@@ -2,7 +2,8 @@
 
 ``uv run python packages/graphs/benchmarks/ogmm.py [--quick] [--out runs/bench/graphs-ogmm.json]``
 
-Experts are untrained (random weights: the cost does not depend on them); generation runs the paper's
+Experts are untrained (random weights: the cost does not depend on them) and read the default data set's
+20 node features (``molecules``); generation runs the paper's
 200 AdamW epochs on 64 graphs of 20 nodes (``--quick``: 20 epochs, 16 graphs); merging runs 20 epochs
 on 64 generated-like random graphs per expert. Times are wall clock in this process, one thread.
 """
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import time_and_memory  # noqa: E402
 
 from iclr26_graphs.data.graph_domains import DenseGraphs  # noqa: E402
+from iclr26_graphs.data.molecules import ELEMENTS, MAX_DEGREE  # noqa: E402
 from iclr26_graphs.methods.ogmm.config import PRESETS  # noqa: E402
 from iclr26_graphs.methods.ogmm.model import DenseExpert  # noqa: E402
 from iclr26_graphs.methods.ogmm.train import generate, merge  # noqa: E402
@@ -41,7 +43,7 @@ def _random_graphs(num: int, nodes: int, feats: int, seed: int) -> DenseGraphs:
 def run(quick: bool) -> dict[str, Any]:
     base = PRESETS["quick"]
     cfg = dataclasses.replace(base, gen_epochs=20 if quick else 200, gen_graphs=16 if quick else 64)
-    feats = base.max_degree + 1
+    feats = len(ELEMENTS) + 1 + MAX_DEGREE + 1  # the default data set's node features (molecules: element + degree)
     out: dict[str, Any] = {"generation": [], "merging": []}
     for arch in cfg.archs:
         torch.manual_seed(0)

@@ -1,8 +1,16 @@
 r"""Graph-classification domains split by edge density (for OGMM, Wang et al., ICLR 2026).
 
 The paper splits TU graph-classification sets (MUTAG, PTC, NCI1, REDDIT-BINARY) by the **edge-to-node
-ratio** into two source domains A (sparse) and B (dense) and a target domain T. No TU set ships offline,
-so the default data set ``motifs`` is made by a seeded generator (our choice; written here in torch, no
+ratio** into two source domains A (sparse) and B (dense) and a target domain T. No TU set ships offline.
+
+The default data set ``molecules`` (offline) holds real molecule graphs from the G2 collection that ships
+in the ``ase`` wheel plus seeded substituted derivatives of them, labelled by a chemical property (is the
+molecule a hydrogen-bond donor), see :mod:`iclr26_graphs.data.molecules`. It is split like the TU sets
+(:func:`split_by_density`). With explicit hydrogens an acyclic molecule of ``n`` atoms has ``(n − 1)/n``
+edges per node and every ring adds ``1/n``, so on molecules the density split separates small acyclic
+molecules (A) from larger and ring-bearing ones (B).
+
+The second offline set, ``motifs``, is made by a seeded generator (our choice; written here in torch, no
 new dependency), in the spirit of the BA-2Motifs benchmark of the GNN-explainability literature:
 
 * a base Erdős–Rényi graph on ``n ~ U{n_min..n_max}`` nodes with ``m = round(r · n)`` distinct edges,
@@ -35,15 +43,17 @@ import torch
 import torch.nn.functional as F
 
 from iclr26_graphs.errors import GraphInputError
-from iclr26_shared.data import cache_dir
+from iclr26_shared.data import cache_dir, register_dataset
 from iclr26_shared.errors import DataError
 
 __all__ = [
     "TU_NAMES",
     "DenseGraphs",
     "DomainSplit",
+    "molecule_graphs",
     "motif_graph",
     "motif_graphs",
+    "split_by_density",
     "degree_features",
     "make_domains",
 ]
@@ -255,25 +265,37 @@ def _tu_domains(name: str, target: Target, seed: int, max_degree: int) -> Domain
     if not bool(torch.isfinite(x).all()):
         raise DataError(f"{name} under {root}: node features hold NaN or infinite values")
     allg = DenseGraphs(x, adj, mask, y, torch.full_like(y, -1))
+    return split_by_density(allg, target, seed, 1 / 3 if target == "between" else 0.3, int(x.size(-1)))
+
+
+def split_by_density(
+    allg: DenseGraphs, target: Target, seed: int, target_share: float, num_features: int
+) -> DomainSplit:
+    """The paper's split of a graph set by edge-to-node ratio (stable sort, ties in the given order).
+
+    ``mixture``: the lower half is A, the upper half B, and ``target_share`` of each (random) is held out
+    as the target; ``between``: the middle ``target_share`` of the order is T, the outer parts A and B.
+    A fifth of A and of B (random) is kept as the in-domain test set.
+    """
     order = torch.argsort(allg.density, stable=True)
     gen = torch.Generator().manual_seed(seed)
     g_total = len(allg)
     if target == "between":
-        third = g_total // 3
-        a_idx, t_idx, b_idx = order[:third], order[third : g_total - third], order[g_total - third :]
+        k = (g_total - round(target_share * g_total)) // 2
+        a_idx, t_idx, b_idx = order[:k], order[k : g_total - k], order[g_total - k :]
         t_hold_a = t_hold_b = torch.empty(0, dtype=torch.long)
     else:
         half = g_total // 2
         a_idx, b_idx = order[:half], order[half:]
         a_idx = a_idx[torch.randperm(a_idx.numel(), generator=gen)]
         b_idx = b_idx[torch.randperm(b_idx.numel(), generator=gen)]
-        ka, kb = int(0.3 * a_idx.numel()), int(0.3 * b_idx.numel())
+        ka, kb = int(target_share * a_idx.numel()), int(target_share * b_idx.numel())
         t_hold_a, a_idx = a_idx[:ka], a_idx[ka:]
         t_hold_b, b_idx = b_idx[:kb], b_idx[kb:]
         t_idx = torch.cat([t_hold_a, t_hold_b])
     dom = allg.domain.clone()
     dom[a_idx], dom[b_idx], dom[t_hold_a], dom[t_hold_b] = 0, 1, 0, 1
-    allg.domain = dom
+    allg = DenseGraphs(allg.x, allg.adj, allg.mask, allg.y, dom)
 
     def train_test(idx: torch.Tensor) -> tuple[DenseGraphs, DenseGraphs]:
         idx = idx[torch.randperm(idx.numel(), generator=gen)]
@@ -282,7 +304,34 @@ def _tu_domains(name: str, target: Target, seed: int, max_degree: int) -> Domain
 
     a_train, a_test = train_test(a_idx)
     b_train, b_test = train_test(b_idx)
-    return DomainSplit(a_train, a_test, b_train, b_test, allg.subset(t_idx), int(y.max()) + 1, int(x.size(-1)))
+    return DomainSplit(a_train, a_test, b_train, b_test, allg.subset(t_idx), int(allg.y.max()) + 1, num_features)
+
+
+def molecule_graphs(num: int, seed: int) -> DenseGraphs:
+    """``num`` class-balanced molecule graphs (:func:`iclr26_graphs.data.molecules.molecule_set`: ase's G2
+    molecules plus substituted derivatives; label = hydrogen-bond donor), dense and zero-padded."""
+    from iclr26_graphs.data.molecules import molecule_features, molecule_set
+
+    mols = molecule_set(num, seed)
+    n_max = max(len(m.symbols) for m in mols)
+    feats = [molecule_features(m) for m in mols]
+    x = torch.stack([F.pad(f, (0, 0, 0, n_max - f.size(0))) for f in feats])
+    adj = torch.zeros(num, n_max, n_max)
+    mask = torch.zeros(num, n_max, dtype=torch.bool)
+    for g, m in enumerate(mols):
+        if m.bonds:
+            e = torch.tensor(m.bonds).t()
+            adj[g, e[0], e[1]] = 1.0
+            adj[g, e[1], e[0]] = 1.0
+        mask[g, : len(m.symbols)] = True
+    y = torch.tensor([m.label for m in mols])
+    return DenseGraphs(x, adj, mask, y, torch.full_like(y, -1))
+
+
+def _molecule_domains(per_domain: int, target_size: int, target: Target, seed: int) -> DomainSplit:
+    total = 2 * per_domain + target_size
+    allg = molecule_graphs(total, seed)
+    return split_by_density(allg, target, seed, target_size / total, int(allg.x.size(-1)))
 
 
 def make_domains(
@@ -297,9 +346,34 @@ def make_domains(
     nodes: tuple[int, int] = (12, 20),
     max_degree: int = 7,
 ) -> DomainSplit:
-    """The source domains A, B and the target T of ``dataset`` (``motifs`` offline, or a TU name)."""
+    """The source domains A, B and the target T of ``dataset`` (``molecules`` or ``motifs`` offline, or a
+    TU name). ``molecules``: ``2 · per_domain + target_size`` molecules split by density (each source keeps
+    about ``per_domain`` graphs, a fifth of them as its in-domain test set); ``density_*``, ``nodes`` and
+    ``max_degree`` apply to ``motifs`` only (``max_degree`` also to TU sets without node features)."""
+    if dataset == "molecules":
+        return _molecule_domains(per_domain, target_size, target, seed)
     if dataset == "motifs":
         return _motif_domains(per_domain, target_size, density_a, density_b, target, seed, nodes, max_degree)
     if dataset in TU_NAMES:
         return _tu_domains(dataset, target, seed, max_degree)
-    raise GraphInputError(f"dataset = {dataset!r}: expected 'motifs' or one of {', '.join(TU_NAMES)}")
+    raise GraphInputError(
+        f"dataset = {dataset!r}: expected 'molecules', 'motifs' or one of {', '.join(TU_NAMES)} (TU: downloaded)"
+    )
+
+
+register_dataset(
+    "graphs/molecules",
+    lambda **kw: make_domains("molecules", **kw),
+    description="iclr26-graphs graph classification: ase's G2 molecules + seeded substituted derivatives, "
+    "label = hydrogen-bond donor (N-H/O-H), split into source/target domains by edge density (offline)",
+    offline=True,
+    kind="graph-domains",
+)
+register_dataset(
+    "graphs/motifs",
+    lambda **kw: make_domains("motifs", **kw),
+    description="iclr26-graphs graph classification: generated ER graphs with a house / 5-cycle motif, "
+    "source/target domains by edge density (offline)",
+    offline=True,
+    kind="graph-domains",
+)

@@ -173,9 +173,21 @@ def test_stage_2_touches_no_source_or_target_data(monkeypatch: pytest.MonkeyPatc
         raise AssertionError("source/target data was touched after stage 0")
 
     import iclr26_graphs.data.graph_domains as domains
+    import iclr26_graphs.data.molecules as molecules
 
-    for name in ("make_domains", "motif_graphs", "motif_graph", "_motif_domains", "_tu_domains"):
+    for name in (
+        "make_domains",
+        "motif_graphs",
+        "motif_graph",
+        "_motif_domains",
+        "_tu_domains",
+        "_molecule_domains",
+        "molecule_graphs",
+        "split_by_density",
+    ):
         monkeypatch.setattr(domains, name, no_data)
+    for name in ("molecule_set", "g2_molecules", "substitute"):
+        monkeypatch.setattr(molecules, name, no_data)
     monkeypatch.setattr(ogmm_train, "make_domains", no_data)
     monkeypatch.setattr(ogmm_train, "_domains", no_data)
     parts = [ogmm_train.generate(e, 2, cfg, j)[0] for j, (_, e) in enumerate(experts)]
@@ -297,6 +309,9 @@ def test_tu_loader_splits_by_density_and_rejects_bad_files(monkeypatch: pytest.M
     ("field", "value", "match"),
     [
         ("top_k", 5, "top_k"),
+        ("topk_sweep", (1, 2, 5), "topk_sweep"),
+        ("topk_sweep", (0, 2), "topk_sweep"),
+        ("dataset", "QM9", "dataset"),
         ("density_a", (1.0, 0.5), "density_a"),
         ("density_b", (0.2, 0.4), "density_b"),
         ("archs", ("gcn", "gcn"), "archs"),
@@ -313,6 +328,14 @@ def test_bad_config_names_the_field(field: str, value: object, match: str) -> No
 def test_bad_flag_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ogmm", "--preset", "smoke", "--top-k", "9", "--device", "cpu"]) == 2
     assert "top_k" in capsys.readouterr().err
+
+
+def test_topk_sweep_above_the_experts_is_an_error_not_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    """The quick preset's sweep (1..5) with one architecture (2 experts) used to drop k = 3, 4, 5 silently."""
+    with pytest.raises(ConfigError, match=r"topk_sweep.*2 × 1 = 2 \(\[3, 4, 5\] too large\)"):
+        dataclasses.replace(PRESETS["quick"], archs=("gcn",))
+    assert main(["ogmm", "--preset", "quick", "--archs", "gcn", "--device", "cpu"]) == 2
+    assert "topk_sweep" in capsys.readouterr().err
 
 
 def _results(ours: float, best_expert: float, ens: float, rate: float, bn: tuple[float, float]) -> dict:
@@ -358,6 +381,10 @@ def test_claims_hold_fail_and_respect_chance() -> None:
     at_chance["target_accuracy"]["gcn-B"] = 0.49
     chance = {c.claim: c for c in claims(at_chance)}
     assert chance["The merged model beats every single expert on the target domain"].verdict == "inconclusive"
+    # a 90 % majority class on the target: 0.9 vs 0.8 is what a constant predictor gets, not a win
+    majority = {**_results(0.9, 0.8, 0.85, 0.95, (0.1, 2.0)), "target_majority": 0.9}
+    verdicts = {c.claim: c.verdict for c in claims(majority)}
+    assert verdicts["The merged model beats every single expert on the target domain"] == "inconclusive"
     assert "Target accuracy" in report(
         {**_results(0.9, 0.8, 0.85, 0.95, (0.1, 2.0)), "dataset": "motifs", "target": "mixture", "density": {}}
     )

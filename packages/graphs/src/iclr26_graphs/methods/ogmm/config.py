@@ -4,8 +4,9 @@ Paper defaults (Wang et al., ICLR 2026, §4 and App. B.2, via our notes): 2-laye
 and GIN experts per source domain; stage 1 runs AdamW for 200 epochs; stage 2 trains the noisy top-k MoE
 with AdamW for 20 epochs, ``λ_gate = 0.1``, ``λ_mask = 0.01``; top-k searched over 1..5 (2–4 best); 5 runs.
 Values the paper does not give and the third-party reimplementation chose (lr 1e-2, 64 graphs per
-expert, τ = 0.5, edge-MLP width 64) are ours too. The data (``motifs``) is our generator, see
-:mod:`iclr26_graphs.data.graph_domains`.
+expert, τ = 0.5, edge-MLP width 64) are ours too. The default data (``molecules``: ase's G2 molecules plus
+substituted derivatives, label = hydrogen-bond donor) and ``motifs`` (our generator) are described in
+:mod:`iclr26_graphs.data.graph_domains` and :mod:`iclr26_graphs.data.molecules`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from iclr26_shared.errors import ConfigError
 
 __all__ = ["DATASETS", "OGMMConfig", "PRESETS"]
 
-Dataset = Literal["motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY"]
-DATASETS: tuple[str, ...] = ("motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY")
+Dataset = Literal["molecules", "motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY"]
+DATASETS: tuple[str, ...] = ("molecules", "motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY")
 ArchName = Literal["gcn", "gat", "gin"]
 Density = Annotated[float, at.Ge(0)]
 
@@ -30,13 +31,16 @@ Density = Annotated[float, at.Ge(0)]
 class OGMMConfig:
     """Data-free merging of GNN experts from density-shifted source domains, tested on a held-out target."""
 
-    dataset: Dataset = "motifs"
-    """motifs (offline generator: ER base + house / 5-cycle motif, one-hot degree features) or a TU set
-    (MUTAG, PTC_MR, NCI1, REDDIT-BINARY: downloaded through PyG when online)."""
+    dataset: Dataset = "molecules"
+    """molecules (offline: ase's G2 molecules + seeded substituted derivatives, label = hydrogen-bond
+    donor, element + degree one-hot features), motifs (offline generator: ER base + house / 5-cycle motif,
+    one-hot degree features) or a TU set (MUTAG, PTC_MR, NCI1, REDDIT-BINARY: downloaded through PyG
+    when online)."""
     per_domain: Annotated[int, at.Ge(8)] = 400
-    """motifs: training graphs per source domain (a quarter as many more are held out for in-domain tests)."""
+    """motifs: training graphs per source domain (a quarter as many more are held out for in-domain tests);
+    molecules: graphs per source domain, a fifth of them held out for in-domain tests."""
     target_size: Annotated[int, at.Ge(2)] = 400
-    """motifs: graphs in the target domain."""
+    """motifs, molecules: graphs in the target domain (molecules: 2 · per_domain + target_size in all)."""
     density_a: tuple[Density, Density] = (0.5, 1.0)
     """motifs: edges-per-node range of source A (sparse)."""
     density_b: tuple[Density, Density] = (3.0, 4.0)
@@ -88,7 +92,8 @@ class OGMMConfig:
     top_k: PosInt = 2
     """Stage 2: experts per graph (the paper: 2–4 best; 2 at its best λ cell)."""
     topk_sweep: tuple[PosInt, ...] = (1, 2, 3, 4, 5)
-    """Stage 2 is also trained at each of these k (≤ number of experts) for the top-k claim (empty: none)."""
+    """Stage 2 is also trained at each of these k for the top-k claim (empty: none); every k must be at most
+    the number of experts (a larger k is a config error, not skipped)."""
     merge_epochs: PosInt = 20
     """Stage 2: AdamW epochs (the paper: 20)."""
     merge_lr: PosFloat = 0.01
@@ -121,6 +126,13 @@ class OGMMConfig:
         experts = 2 * len(self.archs)
         if self.top_k > experts:
             raise ConfigError("top_k", self.top_k, f"at most the number of experts, 2 × {len(self.archs)} = {experts}")
+        too_big = [k for k in self.topk_sweep if k > experts]
+        if too_big:
+            raise ConfigError(
+                "topk_sweep",
+                self.topk_sweep,
+                f"values at most the number of experts, 2 × {len(self.archs)} = {experts} ({too_big} too large)",
+            )
 
     @property
     def num_experts(self) -> int:

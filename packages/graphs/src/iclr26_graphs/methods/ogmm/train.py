@@ -364,7 +364,7 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
             fresh = inverse_x(generated, data.num_classes, cfg, arch, 1000 * run.seed + 500 + i)
             acc[f"inverse-{arch}"] = accuracy(predict(fresh, target), target.y)
         topk: dict[str, float] = {}
-        for k in sorted({k for k in cfg.topk_sweep if k <= len(experts)}):
+        for k in sorted(set(cfg.topk_sweep)):  # OGMMConfig rejects any k above the number of experts
             model_k = merged if k == cfg.top_k else merge(experts, generated, cfg, k, run.seed)
             topk[str(k)] = accuracy(predict(model_k, target), target.y)
         routing = routing_own_domain(merged, experts, target)
@@ -375,6 +375,7 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
         "dataset": cfg.dataset,
         "target": cfg.target,
         "num_classes": data.num_classes,
+        "target_majority": float(torch.bincount(data.target.y, minlength=data.num_classes).max()) / len(data.target),
         "num_experts": len(experts),
         "top_k": cfg.top_k,
         "sizes": {
