@@ -1,10 +1,11 @@
-"""iclr26 generative-vision: S²-Guidance, DUPA and ELViS (Causal Delta Embeddings to come).
+"""iclr26 generative-vision: S²-Guidance, DUPA, ELViS and Causal Delta Embeddings.
 
 Public API (loaded lazily, so that importing the package does not import diffusers)::
 
     from iclr26_generative_vision import S2Guidance, guided_sample, ClassConditionalDiT
     from iclr26_generative_vision import DDT, ConditionProjector, dupa_loss, draw_paths, euler_sample
     from iclr26_generative_vision import ELViS, RerankingTransformer, chamfer_ot_similarity, retrieval_benchmark
+    from iclr26_generative_vision import CausalDeltaEncoder, CausalDeltaModel, PairBaseline, supcon_loss, render_pairs
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from iclr26_generative_vision.data.causal_triplet import make_split, render_pairs
     from iclr26_generative_vision.data.gmm import ExactGMMDenoiser, GaussianMixture, toy_mixture
     from iclr26_generative_vision.data.retrieval import retrieval_benchmark
     from iclr26_generative_vision.flow.dupa import ConditionProjector, draw_paths, dupa_loss
@@ -23,6 +25,14 @@ if TYPE_CHECKING:
     from iclr26_generative_vision.guidance.masks import BlockMaskSampler
     from iclr26_generative_vision.guidance.s2 import S2Guidance
     from iclr26_generative_vision.guidance.sampler import guided_sample
+    from iclr26_generative_vision.nn.causal_delta import (
+        CausalDeltaEncoder,
+        CausalDeltaModel,
+        PairBaseline,
+        l1_sparsity,
+        supcon_loss,
+        top_k_patches,
+    )
     from iclr26_generative_vision.nn.ddt import DDT
     from iclr26_generative_vision.nn.dit import ClassConditionalDiT
     from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
@@ -51,10 +61,21 @@ _LAZY = {
     "chamfer_ot_similarity": "iclr26_generative_vision.retrieval.elvis",
     "RerankingTransformer": "iclr26_generative_vision.retrieval.rrt",
     "retrieval_benchmark": "iclr26_generative_vision.data.retrieval",
+    "CausalDeltaEncoder": "iclr26_generative_vision.nn.causal_delta",
+    "CausalDeltaModel": "iclr26_generative_vision.nn.causal_delta",
+    "PairBaseline": "iclr26_generative_vision.nn.causal_delta",
+    "supcon_loss": "iclr26_generative_vision.nn.causal_delta",
+    "l1_sparsity": "iclr26_generative_vision.nn.causal_delta",
+    "top_k_patches": "iclr26_generative_vision.nn.causal_delta",
+    "render_pairs": "iclr26_generative_vision.data.causal_triplet",
+    "make_split": "iclr26_generative_vision.data.causal_triplet",
 }
 
 __all__ = [
     "DDT",
+    "CausalDeltaEncoder",
+    "CausalDeltaModel",
+    "PairBaseline",
     "BlockMaskSampler",
     "ELViS",
     "ClassConditionalDiT",
@@ -71,10 +92,15 @@ __all__ = [
     "dupa_loss",
     "euler_sample",
     "guided_sample",
+    "l1_sparsity",
+    "make_split",
     "make_guider",
     "register_skippable_block",
+    "render_pairs",
     "retrieval_benchmark",
+    "supcon_loss",
     "toy_mixture",
+    "top_k_patches",
 ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from iclr26_generative_vision.methods.causal_delta.spec import SPEC as CAUSAL_DELTA
 from iclr26_generative_vision.methods.dupa.spec import SPEC as DUPA
 from iclr26_generative_vision.methods.elvis.spec import SPEC as ELVIS
 from iclr26_generative_vision.methods.s2_guidance.spec import SPEC as S2_GUIDANCE
@@ -17,7 +18,12 @@ from iclr26_shared.spec import MethodSpec
 DOMAIN = "generative-vision"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
-METHODS: dict[str, MethodSpec[Any]] = {S2_GUIDANCE.name: S2_GUIDANCE, DUPA.name: DUPA, ELVIS.name: ELVIS}
+METHODS: dict[str, MethodSpec[Any]] = {
+    S2_GUIDANCE.name: S2_GUIDANCE,
+    DUPA.name: DUPA,
+    ELVIS.name: ELVIS,
+    CAUSAL_DELTA.name: CAUSAL_DELTA,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,307 @@
+"""Causal Delta Embeddings (Alimisis & Diou, ICLR 2026, arXiv 2508.04492) and the Causal Triplet baselines.
+
+An intervention (action) ``a`` on a scene turns the latent of the acted-on object ``z_a`` into
+``z̃_a = z_a + δ_a + ε`` (§3, the structural causal model); everything else stays. An encoder φ (backbone +
+*causal projector*) maps both images to ``R^l`` and the **delta embedding** is
+
+    δ = φ(x̃) − φ(x)                                                                        (Eq. 1)
+
+which cancels the shared scene (independence), should change few dimensions (sparsity, the sparse
+mechanism shift) and should be the same for one action on any object (invariance). Two models:
+
+* **Model A (global)**: δ = proj(pool(x̃)) − proj(pool(x)), ``[B, l]``, fed to a linear/MLP classifier.
+* **Model B (patch-wise)**: δ_p = proj(x̃)_p − proj(x)_p per patch ``[B, P, l]``; the Top-K patches by
+  ‖δ_p‖₂ are kept ``[B, K, l]`` and aggregated (mean) into ``[B, l]`` for the classifier.
+
+The loss (§3.3, α_c = 2, α_s = 1 in all experiments)::
+
+    L = L_CE(g(δ), a) + α_c L_SupCon(δ, a) + α_s L_sparse(δ),      L_sparse = (1/B) Σ_i ‖δ_i‖₁
+    L_SupCon = (1/|A|) Σ_{i∈A} −1/|P(i)| Σ_{p∈P(i)} log[ exp(s_ip/τ) / Σ_{j≠i} exp(s_ij/τ) ],  s = cosine
+
+with P(i) the other samples of i's action and A the anchors with |P(i)| > 0.
+
+Baselines of Causal Triplet (Liu et al., CLeaR 2023): ``ResPair`` (features → ``proj = Linear→ReLU`` → a
+pairwise MLP on ``[p1, p2 − p1]`` → classifier; the benchmark's *Vanilla* row), a plain pair classifier on
+``[f1, f2]``, the sparse-mechanism-shift baseline (``SMS``: ResPair + MSE of ``p2 − p1`` on the blocks that
+the action should leave unchanged) and the ICM baseline (ResPair + an adversarial critic that must not
+read the object class from ``p2 − p1``, through gradient reversal).
+
+Backbone: a small convolutional network trained from scratch (``SmallCNN``; GroupNorm, so a sample's
+features never depend on the rest of its batch). The paper fine-tunes a DINO ViT; torchvision's ResNet-18
+is available as an opt-in (``resnet18_backbone``), with weights only from a local file.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from iclr26_shared.errors import DataError
+
+__all__ = [
+    "CausalDeltaEncoder",
+    "CausalDeltaModel",
+    "GradReverse",
+    "PairBaseline",
+    "SmallCNN",
+    "block_invariance_loss",
+    "l1_sparsity",
+    "naive_supcon_loss",
+    "resnet18_backbone",
+    "supcon_loss",
+    "top_k_patches",
+]
+
+
+class SmallCNN(nn.Module):
+    """Conv(3×3, stride 2) → GroupNorm → ReLU blocks, then a 3×3 conv: ``[B, 3, S, S] → [B, C, S/2^n, S/2^n]``."""
+
+    def __init__(self, channels: Sequence[int] = (32, 64, 128), groups: int = 8) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        c_in = 3
+        for c in channels:
+            layers += [nn.Conv2d(c_in, c, 3, stride=2, padding=1), nn.GroupNorm(min(groups, c), c), nn.ReLU()]
+            c_in = c
+        layers += [nn.Conv2d(c_in, c_in, 3, padding=1), nn.GroupNorm(min(groups, c_in), c_in), nn.ReLU()]
+        self.net = nn.Sequential(*layers)
+        self.out_channels = c_in
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net(x)
+
+
+def resnet18_backbone(weights_path: str = "") -> nn.Module:
+    """torchvision ResNet-18 without its pooling and classifier (``[B, 3, S, S] → [B, 512, S/32, S/32]``).
+
+    Opt-in: random initialisation, or the state dict at ``weights_path`` (read with ``weights_only=True``);
+    nothing is downloaded.
+    """
+    try:
+        models = importlib.import_module("torchvision.models")
+    except ImportError as err:
+        raise DataError("backbone 'resnet18' needs torchvision (pip install torchvision)") from err
+    net: nn.Module = models.resnet18(weights=None)
+    if weights_path:
+        path = Path(weights_path)
+        if not path.is_file():
+            raise DataError(f"{path}: ResNet-18 weights file not found (backbone_weights)")
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            net.load_state_dict(state)
+        except Exception as err:  # noqa: BLE001 - any unreadable file is the user's input
+            raise DataError(f"{path}: not a torchvision ResNet-18 state dict ({err})") from err
+    return _ResNetBody(nn.Sequential(*list(net.children())[:-2]))
+
+
+class _ResNetBody(nn.Module):
+    """ResNet-18's convolutional body with the ``out_channels`` the encoders read."""
+
+    def __init__(self, body: nn.Module) -> None:
+        super().__init__()
+        self.body = body
+        self.out_channels = 512
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.body(x)
+
+
+def _mlp(d_in: int, hidden: int, d_out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, d_out))
+
+
+def top_k_patches(delta: Tensor, k: int) -> tuple[Tensor, Tensor]:
+    """The ``k`` patches with the largest ‖δ_p‖₂: ``delta [B, P, l] → (selected [B, k, l], indices [B, k])``.
+
+    Indices are in decreasing norm order; gradients flow to the selected patches only.
+    """
+    if not 0 < k <= delta.shape[1]:
+        raise ValueError(f"top_k = {k} must be in 1..{delta.shape[1]} (the number of patches)")
+    idx = delta.norm(dim=-1).topk(k, dim=1).indices
+    return delta.gather(1, idx[..., None].expand(-1, -1, delta.shape[-1])), idx
+
+
+class CausalDeltaEncoder(nn.Module):
+    """φ = causal projector ∘ backbone, and δ = φ(x̃) − φ(x) (Eq. 1).
+
+    Args:
+        backbone: Module ``[B, 3, S, S] → [B, C, h, w]`` with attribute ``out_channels`` = C.
+        proj_dim: l, the width of the delta space.
+        proj_hidden: Hidden width of the projector MLP.
+        mode: ``"global"`` (model A: pooled features, δ ``[B, l]``) or ``"patch"`` (model B: per patch,
+            δ ``[B, h·w, l]``).
+    """
+
+    def __init__(self, backbone: nn.Module, proj_dim: int, proj_hidden: int, mode: Literal["global", "patch"]) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.mode = mode
+        self.proj_dim = proj_dim
+        c = int(backbone.out_channels)  # pyright: ignore[reportArgumentType]
+        self.projector = _mlp(c, proj_hidden, proj_dim)
+
+    def embed(self, x: Tensor) -> Tensor:
+        """φ(x): ``[B, l]`` (global) or ``[B, P, l]`` (patch)."""
+        f = self.backbone(x)
+        if self.mode == "global":
+            return self.projector(f.mean(dim=(2, 3)))
+        return self.projector(f.flatten(2).transpose(1, 2))
+
+    def forward(self, x: Tensor, x_after: Tensor) -> Tensor:
+        """δ = φ(x̃) − φ(x); both images go through the backbone in one batch."""
+        z = self.embed(torch.cat([x, x_after]))
+        z0, z1 = z.chunk(2)
+        return z1 - z0
+
+
+class CausalDeltaModel(nn.Module):
+    """Encoder + action classifier g on δ (model A) or on the mean of the Top-K patch deltas (model B).
+
+    ``forward(x, x̃)`` returns ``{"logits": [B, V], "delta": [B, l], "patches": [B, K, l] (model B)}``.
+    """
+
+    def __init__(
+        self,
+        encoder: CausalDeltaEncoder,
+        num_actions: int,
+        *,
+        classifier: Literal["linear", "mlp"] = "linear",
+        top_k: int = 8,
+    ) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.top_k = top_k
+        l = encoder.proj_dim  # noqa: E741 - the paper's l
+        self.classifier = nn.Linear(l, num_actions) if classifier == "linear" else _mlp(l, l, num_actions)
+
+    def forward(self, x: Tensor, x_after: Tensor) -> dict[str, Tensor]:
+        delta = self.encoder(x, x_after)
+        out: dict[str, Tensor] = {}
+        if self.encoder.mode == "patch":
+            sel, _ = top_k_patches(delta, min(self.top_k, delta.shape[1]))
+            out["patches"] = sel
+            delta = sel.mean(dim=1)
+        out["delta"] = delta
+        out["logits"] = self.classifier(delta)
+        return out
+
+
+class GradReverse(torch.autograd.Function):
+    """Identity forward, ``−λ ·`` gradient backward (the adversarial critic of the ICM baseline)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, lam: float) -> Tensor:  # noqa: ANN401
+        ctx.lam = lam
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple[Tensor, None]:  # noqa: ANN401
+        return -ctx.lam * grads[0], None
+
+
+class PairBaseline(nn.Module):
+    """Causal Triplet's pair classifiers on pooled backbone features f1, f2 ``[B, C]``.
+
+    ``head="respair"``: p = ReLU(Linear(f)) ``[B, d]``, h = MLP([p1, p2 − p1]) → logits (the *Vanilla*/ResPair
+    model; δ = p2 − p1). ``head="concat"``: MLP([f1, f2]) → logits (a plain pair classifier; δ = f2 − f1).
+    ``critic_classes > 0`` adds the ICM critic: an MLP that predicts the object class from GradReverse(δ).
+    """
+
+    def __init__(
+        self,
+        backbone: nn.Module,
+        num_actions: int,
+        *,
+        head: Literal["respair", "concat"] = "respair",
+        proj_dim: int = 64,
+        hidden: int = 256,
+        critic_classes: int = 0,
+        critic_scale: float = 1.0,
+    ) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+        c = int(backbone.out_channels)  # pyright: ignore[reportArgumentType]
+        d = proj_dim if head == "respair" else c
+        self.proj = nn.Sequential(nn.Linear(c, proj_dim), nn.ReLU()) if head == "respair" else nn.Identity()
+        self.pair = _mlp(2 * d, hidden, num_actions)
+        self.critic = _mlp(d, hidden, critic_classes) if critic_classes else None
+        self.critic_scale = critic_scale
+
+    def forward(self, x: Tensor, x_after: Tensor) -> dict[str, Tensor]:
+        f = self.backbone(torch.cat([x, x_after])).mean(dim=(2, 3))
+        p1, p2 = self.proj(f).chunk(2)
+        delta = p2 - p1
+        joint = torch.cat([p1, delta] if self.head == "respair" else [p1, p2], dim=1)
+        out = {"logits": self.pair(joint), "delta": delta}
+        if self.critic is not None:
+            out["critic"] = self.critic(GradReverse.apply(delta, self.critic_scale))  # pyright: ignore[reportArgumentType]
+        return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# losses
+# ----------------------------------------------------------------------------------------------------
+
+
+def supcon_loss(z: Tensor, labels: Tensor, temperature: float = 0.1) -> Tensor:
+    """Supervised contrastive loss (Khosla et al. 2020, L_out) on ``z [N, l]`` with ``labels [N]``, cosine sim.
+
+    ``(1/|A|) Σ_{i∈A} −1/|P(i)| Σ_{p∈P(i)} log[exp(s_ip/τ) / Σ_{j≠i} exp(s_ij/τ)]``; anchors without a
+    positive are left out (0 when there is none).
+    """
+    zn = F.normalize(z, dim=-1)
+    sim = zn @ zn.T / temperature
+    n = z.shape[0]
+    eye = torch.eye(n, dtype=torch.bool, device=z.device)
+    sim = sim.masked_fill(eye, float("-inf"))
+    log_prob = sim - torch.logsumexp(sim, dim=1, keepdim=True)
+    pos = (labels[:, None] == labels[None, :]) & ~eye
+    n_pos = pos.sum(1)
+    anchors = n_pos > 0
+    if not anchors.any():
+        return z.sum() * 0.0
+    per_anchor = -(log_prob.masked_fill(~pos, 0.0).sum(1)[anchors] / n_pos[anchors])
+    return per_anchor.mean()
+
+
+def naive_supcon_loss(z: Tensor, labels: Tensor, temperature: float = 0.1) -> Tensor:
+    """Loop twin of :func:`supcon_loss` (the formula term by term), for tests."""
+    zn = F.normalize(z, dim=-1)
+    terms = []
+    for i in range(len(z)):
+        positives = [p for p in range(len(z)) if p != i and labels[p] == labels[i]]
+        if not positives:
+            continue
+        denom = torch.stack([torch.exp(zn[i] @ zn[j] / temperature) for j in range(len(z)) if j != i]).sum()
+        terms.append(
+            -torch.stack([torch.log(torch.exp(zn[i] @ zn[p] / temperature) / denom) for p in positives]).mean()
+        )
+    return torch.stack(terms).mean() if terms else z.sum() * 0.0
+
+
+def l1_sparsity(delta: Tensor, reduction: Literal["sum", "mean"] = "sum") -> Tensor:
+    """``(1/B) Σ_i ‖δ_i‖₁`` over ``delta [B, l]`` (``"mean"``: also divided by l)."""
+    per = delta.abs().sum(-1) if reduction == "sum" else delta.abs().mean(-1)
+    return per.mean()
+
+
+def block_invariance_loss(delta: Tensor, labels: Tensor, num_blocks: int) -> Tensor:
+    """SMS baseline: mean squared δ over the dimensions outside the action's own block.
+
+    The ``d`` dimensions of ``delta [B, d]`` are cut into ``num_blocks`` contiguous blocks (dimension j
+    belongs to block ``⌊j · num_blocks / d⌋``; block a belongs to action a); action ``labels[i]`` should
+    change only its own block, so every other dimension's change is pushed to zero.
+    """
+    b, d = delta.shape
+    if d < num_blocks:
+        raise ValueError(f"delta width {d} is smaller than the {num_blocks} blocks")
+    block = torch.arange(d, device=delta.device) * num_blocks // d
+    outside = block[None, :] != labels[:, None]
+    return (delta.pow(2) * outside).sum(1).div(outside.sum(1).clamp(min=1)).mean()
