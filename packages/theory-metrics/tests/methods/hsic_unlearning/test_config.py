@@ -17,7 +17,9 @@ from iclr26_theory_metrics.methods.hsic_unlearning.config import PRESETS, UNLEAR
 def test_presets_and_defaults() -> None:
     assert set(PRESETS) == {"smoke", "quick", "full"}
     quick = PRESETS["quick"]
-    assert quick.dataset == "fashion-mnist" and quick.n_shuffles == 200 and quick.subset_size == 400
+    assert quick.dataset == "mnist-5k" and quick.n_shuffles == 200 and quick.subset_size == 400
+    assert quick == HsicUnlearningConfig()  # quick is the default
+    assert PRESETS["full"].dataset == "fashion-mnist"  # opt-in (Debian package), the paper's scale
     assert quick.unlearning == UNLEARNING_METHODS and quick.max_subset_size == 400
 
 

@@ -112,7 +112,11 @@ def test_no_claim_holds_without_an_effect() -> None:
     # the train-accuracy condition is a precondition, not an effect: at chance it must fail too
     res = _results(effect=False)
     res["grokking"]["final"] = {**res["grokking"]["final"], "train_acc": 1 / 23}
+    res["grokking"]["curve"]["train_acc"][-1] = 1 / 23
     assert all(c.verdict != "holds" for c in claims(res))
+    for window in (2, 3):  # a window over the end of training does not make a no-effect run pass either
+        res["grokking"]["final_window"] = window
+        assert all(c.verdict != "holds" for c in claims(res))
 
 
 def test_never_grokked_compares_the_last_step() -> None:
@@ -121,7 +125,41 @@ def test_never_grokked_compares_the_last_step() -> None:
     assert c.ours == math.log10(res["grokking"]["final"]["d_lr"]) and c.verdict == "fails"
     text = report(res)
     assert "—" in text  # the missing grokking row
-    assert "Never reached the grokking level" in text and "last step (200)" in text
+    assert "Never reached the grokking level" in text and "use the end of training (final)" in text
+
+
+def _spiky(window: int) -> dict[str, Any]:
+    """The effect results with two more evaluations after grokking, the last one a loss spike."""
+    res = _results(effect=True)
+    g = res["grokking"]
+    rows = [_row(0, 0.04, 0.04, 0.4), _row(100, 1.0, 0.3, 0.5), _row(200, 1.0, 0.95, 0.1), _row(300, 1.0, 0.99, 0.08)]
+    rows += [_row(400, 1.0, 0.98, 0.09), _row(500, 0.6, 0.4, 0.6)]  # the spike at the last evaluation
+    g.update(curve={k: [r[k] for r in rows] for k in rows[0]}, final=rows[-1], steps=500, final_window=window)
+    return res
+
+
+def test_final_window_reads_the_end_of_training_as_a_median() -> None:
+    """One loss spike at the last evaluation decides "groks" and "delayed" with window 1 (the last evaluation);
+    the median of the last 3 evaluations reads through it, and the texts say which reading the claims use."""
+    last = {c.claim: c for c in claims(_spiky(1))}
+    median = {c.claim: c for c in claims(_spiky(3))}
+    groks = next(k for k in last if "the transformer groks" in k)
+    delayed = next(k for k in last if "generalisation is delayed" in k)
+    assert last[groks].ours == 0.4 and last[groks].verdict == "fails"
+    assert last[delayed].verdict != "holds"  # 0.3 vs 0.4: not 0.2 apart
+    assert median[groks].ours == 0.98 and median[groks].verdict == "holds"  # median of 0.99, 0.98, 0.4
+    assert median[delayed].baseline == 0.98 and median[delayed].verdict == "holds"
+    assert last[groks].metric == "final test accuracy"
+    assert median[groks].metric == "final (median of the last 3 evaluations) test accuracy"
+    text = report(_spiky(3))
+    assert "| median of the last 3 | 300 |" in text and "from step 300; `final_window`" in text
+
+
+def test_final_window_of_one_is_the_last_row() -> None:
+    res = _results(effect=True)
+    assert [c.ours for c in claims(res)] == [
+        c.ours for c in claims({**res, "grokking": {**res["grokking"], "final_window": 1}})
+    ]
 
 
 def test_claim_texts_do_not_vary_with_the_runs() -> None:

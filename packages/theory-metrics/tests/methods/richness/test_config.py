@@ -25,6 +25,8 @@ def test_presets_are_valid_and_ordered() -> None:
         ({"grok_lr": 0.0}, "grok_lr"),
         ({"grok_weight_decay": -1.0}, "grok_weight_decay"),
         ({"grok_steps": 10, "eval_every": 20}, "eval_every"),
+        ({"grok_steps": 100, "eval_every": 50, "final_window": 4}, "final_window"),  # 3 evaluations: 0, 50, 100
+        ({"final_window": 0}, "final_window"),
         ({"grok_accuracy": 0.0}, "grok_accuracy"),
         ({"dataset": "imagenet"}, "dataset"),
         ({"grokking": False, "lazy_rich": False, "batch_norm_study": False}, "grokking"),

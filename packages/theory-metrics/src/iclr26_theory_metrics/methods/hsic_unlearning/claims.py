@@ -154,6 +154,23 @@ _MODEL_KEYS = (
 )
 
 
+_DIAGNOSTIC_KEYS = ("auc_mean_h", "mean_h_in", "mean_h_out", "mean_h_it_ref", "mean_h_oot_ref")
+
+
+def _diagnostic_table(rows: Sequence[tuple[str, Mapping[str, Any]]], first: str) -> list[str]:
+    """The reference-free diagnostic of each discrimination (absent from results of older runs: no table)."""
+    rows = [(name, r) for name, r in rows if "auc_mean_h" in r]
+    if not rows:
+        return []
+    return [
+        "Diagnostic, no claim: does the statistic itself separate the sides? `auc_mean_h` = P(mean H over the "
+        "shuffles of an in-training target > that of an unseen target), 0.5 = no separation; the mean H of the "
+        "targets per side and of the single IT/OOT references the decision compares them with.",
+        "",
+        *_table([first, *_DIAGNOSTIC_KEYS], [[name, *(_f(r[k]) for k in _DIAGNOSTIC_KEYS)] for name, r in rows]),
+    ]
+
+
 def report(results: Mapping[str, Any]) -> str:
     """The method's section of report.md: the models table, the discrimination F1 per size, the MIA-at-chance
     setting and the controlled check."""
@@ -174,11 +191,13 @@ def report(results: Mapping[str, Any]) -> str:
         parts += ["## Discrimination on the retrained model (retain subsets vs never-seen forget subsets)", ""]
         keys = ("f1", "accuracy", "f1_mmd", "mean_jsd_gap_in", "mean_jsd_gap_out")
         parts += _table(["|S|", *keys], [[str(r["size"]), *(_f(r[k]) for k in keys)] for r in f1])
+        parts += _diagnostic_table([(str(r["size"]), r) for r in f1], "|S|")
     mc = results.get("mia_at_chance") or {}
     if mc:
         parts += ["## Forget subsets vs unseen subsets (where the MIA is at chance)", ""]
         keys = ("mia_acc", "f1", "f1_mmd")
         parts += _table(["model", *keys], [[n, *(_f(r[k]) for k in keys)] for n, r in mc.items()])
+        parts += _diagnostic_table(list(mc.items()), "model")
     c = results.get("control")
     if c:
         parts += ["## Controlled check (planted features)", ""]

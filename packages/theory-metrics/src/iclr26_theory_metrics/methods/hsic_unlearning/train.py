@@ -49,7 +49,7 @@ from iclr26_theory_metrics.methods.hsic_unlearning.model import (
 from iclr26_theory_metrics.nn.models import FeatureClassifier
 from iclr26_theory_metrics.ops.hsic import classify_subset, f1_score, mmd2_unbiased, split_half_dependence
 
-__all__ = ["Protocol", "control_study", "discrimination", "loss_attack", "run"]
+__all__ = ["Protocol", "control_study", "discrimination", "loss_attack", "rank_auc", "run"]
 
 Data = tuple[torch.Tensor, torch.Tensor]
 
@@ -99,6 +99,13 @@ def _disjoint(pool: int, size: int, count: int, gen: torch.Generator) -> tuple[l
     return [perm[i * size : (i + 1) * size] for i in range(count)], perm[count * size :]
 
 
+def rank_auc(pos: Sequence[float], neg: Sequence[float]) -> float:
+    """P(a value of ``pos`` > one of ``neg``), ties counted ½ (the Mann–Whitney AUC; 0.5 = no separation)."""
+    p = torch.tensor(pos, dtype=torch.float64)[:, None]
+    n = torch.tensor(neg, dtype=torch.float64)[None, :]
+    return float(((p > n).double() + 0.5 * (p == n).double()).mean())
+
+
 def discrimination(
     proto: Protocol,
     size: int,
@@ -110,7 +117,12 @@ def discrimination(
 ) -> dict[str, Any]:
     """F1 of "in training" over ``n_targets`` target subsets of ``it_pool`` (positives) and of ``oot_pool``
     (negatives), each ``[n, p]`` features, against references drawn from ``it_ref_pool`` and ``oot_ref_pool``;
-    for the split-half protocol and the MMD² baseline (nearest reference)."""
+    for the split-half protocol and the MMD² baseline (nearest reference).
+
+    Diagnostics (no claim reads them): the mean of H over the shuffles for every target subset, its average per
+    side (``mean_h_in``/``mean_h_out``) and per reference (``mean_h_it_ref``/``mean_h_oot_ref``), and
+    ``auc_mean_h`` = P(mean H of an in-training target > mean H of an unseen target): whether the statistic itself
+    separates the two sides, whatever single reference subsets the decision drew."""
     cfg, gen = proto.cfg, proto.gen
     it_ref, _ = _disjoint(it_ref_pool.shape[0], size, cfg.reference_subsets, gen)
     oot_ref, _ = _disjoint(oot_ref_pool.shape[0], size, cfg.reference_subsets, gen)
@@ -118,9 +130,12 @@ def discrimination(
     it_ref_feats = it_ref_pool[torch.cat(it_ref)]
     oot_ref_feats = oot_ref_pool[torch.cat(oot_ref)]
     sde_pred, mmd_pred, actual, jsd_gap = [], [], [], []
+    mean_h: dict[bool, list[float]] = {True: [], False: []}
     for pool, positive in ((it_pool, True), (oot_pool, False)):
         for idx in _subsets(pool.shape[0], size, cfg.n_targets, gen):
-            oot, j_it, j_oot = proto.is_out_of_training(proto.dependence(pool, idx), refs)
+            h = proto.dependence(pool, idx)
+            mean_h[positive].append(float(h.mean()))
+            oot, j_it, j_oot = proto.is_out_of_training(h, refs)
             sde_pred.append(not oot)
             jsd_gap.append(j_oot - j_it)
             t = pool[idx]
@@ -137,6 +152,11 @@ def discrimination(
         "f1_mmd": f1_score(mmd_pred, actual),
         "mean_jsd_gap_in": sum(g for g, a in zip(jsd_gap, actual, strict=True) if a) / cfg.n_targets,
         "mean_jsd_gap_out": sum(g for g, a in zip(jsd_gap, actual, strict=True) if not a) / cfg.n_targets,
+        "auc_mean_h": rank_auc(mean_h[True], mean_h[False]),
+        "mean_h_in": sum(mean_h[True]) / len(mean_h[True]),
+        "mean_h_out": sum(mean_h[False]) / len(mean_h[False]),
+        "mean_h_it_ref": float(refs[0].mean()),
+        "mean_h_oot_ref": float(refs[1].mean()),
     }
 
 

@@ -248,6 +248,12 @@ def run(cfg: NeuralCollapseConfig, run_dir: RunDir) -> dict[str, Any]:
     ckpt = run_dir.load_checkpoint()
     if ckpt is not None:
         state = ckpt[1]
+    # the image set first, so that an absent opt-in set is one line before anything is computed or plotted
+    data = None
+    if cfg.train:
+        data = load_image_tensors(
+            cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=run_dir.seed, scale="standardize"
+        )
     ufm_results, ufm_traces = None, None
     if cfg.ufm:
         if state.get("ufm") is None or not run_dir.figure_path("ufm_sgd").exists():
@@ -256,11 +262,7 @@ def run(cfg: NeuralCollapseConfig, run_dir: RunDir) -> dict[str, Any]:
             plot_ufm(run_dir, ufm_traces, num_classes=cfg.ufm_classes, steps=cfg.ufm_steps)
         ufm_results = state["ufm"]
     runs: list[dict[str, Any]] = list(state.get("runs", []))
-    data = None
-    if cfg.train:
-        data = load_image_tensors(
-            cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=run_dir.seed, scale="standardize"
-        )
+    if data is not None:
         specs = expand_grid(cfg)
         done = len(runs)
         with run_dir.progress(len(specs), "neural-collapse", completed=done) as bar:

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from iclr26_shared.images import load_image_tensors
+from iclr26_shared.images import ImageTensors, load_image_tensors
 from iclr26_shared.plotting import plot_curves
 from iclr26_shared.runs import RunDir
 from iclr26_theory_metrics.data.modular import modular_addition
@@ -48,7 +48,7 @@ from iclr26_theory_metrics.ops.richness import (
 )
 from iclr26_theory_metrics.plotting import plot_richness_spectrum
 
-__all__ = ["batch_norm_study", "control_study", "grokking_study", "lazy_rich_study", "measure", "run"]
+__all__ = ["batch_norm_study", "control_study", "grokking_study", "image_data", "lazy_rich_study", "measure", "run"]
 
 
 @torch.no_grad()
@@ -207,6 +207,7 @@ def grokking_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
         "n_test": int(test[0].shape[0]),
         "steps": cfg.grok_steps,
         "grok_accuracy": cfg.grok_accuracy,
+        "final_window": cfg.final_window,
         "chance": 1.0 / cfg.modulus,
         "seconds": time.perf_counter() - t0,
         "world_size": dist.world_size,
@@ -275,12 +276,17 @@ def _train_image(
     return {"init": rows[0], "final": rows[-1], "curve": {k: [r[k] for r in rows] for k in rows[0]}}, model
 
 
-def lazy_rich_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
+def image_data(cfg: RichnessConfig, seed: int) -> ImageTensors:
+    """``cfg.dataset`` (class-stratified ``n_train``/``n_test`` subsets, standardised), as the image studies use
+    it; an absent opt-in set raises :class:`~iclr26_shared.errors.DataError` naming it and how to get it."""
+    return load_image_tensors(cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=seed, scale="standardize")
+
+
+def lazy_rich_study(cfg: RichnessConfig, run_dir: RunDir, data: ImageTensors | None = None) -> dict[str, Any]:
     """Claim 2: the MLP trained lazily (last layer only) and richly (all layers) from the same initialisation on
-    ``cfg.dataset``; D_LR and the baselines per epoch, the spectra of the final training features."""
-    data = load_image_tensors(
-        cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=run_dir.seed, scale="standardize"
-    )
+    ``cfg.dataset`` (``data``, loaded by :func:`image_data` when None); D_LR and the baselines per epoch, the
+    spectra of the final training features."""
+    data = image_data(cfg, run_dir.seed) if data is None else data
     out: dict[str, Any] = {
         "dataset": data.name,
         "n_train": int(data.x_train.shape[0]),
@@ -325,12 +331,12 @@ def lazy_rich_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
     return out
 
 
-def batch_norm_study(cfg: RichnessConfig, run_dir: RunDir, step0: int) -> dict[str, Any]:
-    """Claim 3: the small VGG with and without BatchNorm from the same seed on ``cfg.dataset``; D_LR and the
-    baselines per epoch (``phase="vgg bn"/"vgg no bn"``)."""
-    data = load_image_tensors(
-        cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=run_dir.seed, scale="standardize"
-    )
+def batch_norm_study(
+    cfg: RichnessConfig, run_dir: RunDir, step0: int, data: ImageTensors | None = None
+) -> dict[str, Any]:
+    """Claim 3: the small VGG with and without BatchNorm from the same seed on ``cfg.dataset`` (``data``, loaded by
+    :func:`image_data` when None); D_LR and the baselines per epoch (``phase="vgg bn"/"vgg no bn"``)."""
+    data = image_data(cfg, run_dir.seed) if data is None else data
     out: dict[str, Any] = {
         "dataset": data.name,
         "feature_dim": 8 * cfg.vgg_width,
@@ -398,17 +404,19 @@ def run(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
     ckpt = run_dir.load_checkpoint()
     if ckpt is not None:
         state = dict(ckpt[1])
+    # the image set first, so that an absent opt-in set is one line before anything is trained
+    data = image_data(cfg, run_dir.seed) if cfg.lazy_rich or cfg.batch_norm_study else None
     state["control"] = control_study(cfg, run_dir.seed)
     if cfg.grokking and state.get("grokking") is None:
         state["grokking"] = grokking_study(cfg, run_dir)
         run_dir.save_checkpoint(cfg.grok_steps, state)
     if cfg.lazy_rich and state.get("lazy_rich") is None:
-        state["lazy_rich"] = lazy_rich_study(cfg, run_dir)
+        state["lazy_rich"] = lazy_rich_study(cfg, run_dir, data)
         run_dir.save_checkpoint(cfg.grok_steps + 2 * (cfg.epochs + 1), state)
     if cfg.batch_norm_study and state.get("batch_norm") is None:
         stress = len(cfg.stress_weight_decays) + len(cfg.stress_target_scales)
         step0 = cfg.grok_steps + 1 + (2 + stress) * (cfg.epochs + 1)  # after every lazy/rich/stress row
-        state["batch_norm"] = batch_norm_study(cfg, run_dir, step0)
+        state["batch_norm"] = batch_norm_study(cfg, run_dir, step0, data)
         run_dir.save_checkpoint(step0 + 2 * (cfg.vgg_epochs + 1), state)
     return {
         "control": state["control"],
