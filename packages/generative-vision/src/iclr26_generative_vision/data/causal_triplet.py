@@ -12,7 +12,8 @@ with an emissive part and a light (lamp, tv, laptop), and a few distractor objec
 * ``recolour``: the object's main colour changes hue.
 
 Antonym pairs (as the benchmark's ``(close, open), (turnon, turnoff)``): ``ANTONYMS``. Every sample draws
-its own camera (azimuth, elevation, distance, target), key light, table and floor colours, object
+its own camera (azimuth, elevation, distance, a target near the object: Causal Triplet's single-object
+setting crops to the object's box), key light, table and floor colours, object
 position, yaw, colour and untouched state, and 0…``max_distractors`` distractors, from
 ``numpy.random.default_rng([seed, index])``: a sample depends only on ``(seed, index)`` and is the same
 in every run and in any order. ``render_pairs`` returns ``uint8`` images ``[N, 2, S, S, 3]`` (before,
@@ -69,7 +70,7 @@ __all__ = [
 ]
 
 #: Version of the scene and the sampling rules; part of the cache key (bump it when either changes).
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 VERBS: tuple[str, ...] = ("open", "close", "turn-on", "turn-off", "move-left", "move-right", "recolour")
 NOUNS: tuple[str, ...] = ("cabinet", "drawer", "chest", "laptop", "lamp", "tv", "cup", "ball")
@@ -272,13 +273,13 @@ def draw_sample(seed: int, index: int, verb: int, noun: int, max_distractors: in
     hue = float(rng.uniform())
     new_hue = (hue + float(rng.uniform(0.25, 0.75))) % 1.0 if name == "recolour" else hue
     sat_val = (float(rng.uniform(0.55, 0.95)), float(rng.uniform(0.55, 0.95)))
-    camera = (
-        float(rng.uniform(62, 118)),
-        float(rng.uniform(-42, -22)),
-        float(rng.uniform(0.95, 1.3)),
-        float(rng.uniform(-0.05, 0.05)),
-        float(rng.uniform(-0.05, 0.05)),
-        float(_TABLE_Z + rng.uniform(0.02, 0.1)),
+    camera = (  # aimed at the object, close: the single-object setting's crop to its box
+        float(rng.uniform(65, 115)),
+        float(rng.uniform(-40, -22)),
+        float(rng.uniform(0.6, 0.8)),
+        float(x + shift / 2 + rng.uniform(-0.03, 0.03)),
+        float(y + rng.uniform(-0.03, 0.03)),
+        float(_TABLE_Z + rng.uniform(0.06, 0.12)),
     )
     light = (
         float(rng.uniform(-1, 1)),

@@ -60,12 +60,18 @@ __all__ = [
 
 
 class SmallCNN(nn.Module):
-    """Conv(3×3, stride 2) → GroupNorm → ReLU blocks, then a 3×3 conv: ``[B, 3, S, S] → [B, C, S/2^n, S/2^n]``."""
+    """Conv(3×3, stride 2) → GroupNorm → ReLU blocks, then a 3×3 conv: ``[B, 3, S, S] → [B, C, S/2^n, S/2^n]``.
 
-    def __init__(self, channels: Sequence[int] = (32, 64, 128), groups: int = 8) -> None:
+    ``coords=True`` appends two coordinate channels (x, y ∈ [−1, 1]) to the input (CoordConv), so that
+    pooled features can say *where* something is (a ViT's CLS token has position embeddings for that; a
+    pooled CNN is nearly translation invariant and could not tell move-left from move-right).
+    """
+
+    def __init__(self, channels: Sequence[int] = (32, 64, 128), groups: int = 8, coords: bool = True) -> None:
         super().__init__()
+        self.coords = coords
         layers: list[nn.Module] = []
-        c_in = 3
+        c_in = 5 if coords else 3
         for c in channels:
             layers += [nn.Conv2d(c_in, c, 3, stride=2, padding=1), nn.GroupNorm(min(groups, c), c), nn.ReLU()]
             c_in = c
@@ -74,6 +80,11 @@ class SmallCNN(nn.Module):
         self.out_channels = c_in
 
     def forward(self, x: Tensor) -> Tensor:
+        if self.coords:
+            b, _, h, w = x.shape
+            ys = torch.linspace(-1, 1, h, device=x.device, dtype=x.dtype)[:, None].expand(h, w)
+            xs = torch.linspace(-1, 1, w, device=x.device, dtype=x.dtype)[None, :].expand(h, w)
+            x = torch.cat([x, torch.stack([xs, ys]).expand(b, 2, h, w)], dim=1)
         return self.net(x)
 
 

@@ -30,7 +30,7 @@ __all__ = ["build_model", "evaluate", "loss_terms", "loss_weights", "to_tensor",
 def _backbone(cfg: CausalDeltaConfig) -> nn.Module:
     if cfg.backbone == "resnet18":
         return resnet18_backbone(cfg.backbone_weights)
-    return SmallCNN(cfg.cnn_channels)
+    return SmallCNN(cfg.cnn_channels, coords=cfg.coord_channels)
 
 
 def build_model(cfg: CausalDeltaConfig, variant: str) -> nn.Module:
