@@ -132,6 +132,7 @@ def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
         },
         "control_accuracy": cfg.control_accuracy,
         "antonym_threshold": cfg.antonym_cosine,
+        "world_size": run_dir.dist.world_size,
     }
     jobs = [(k, v) for k in cfg.splits for v in cfg.variants if k in cfg.trained_on(v)]
     steps = {k: cfg.epochs * (len(s.train) // min(cfg.batch_size, len(s.train))) for k, s in splits.items()}
