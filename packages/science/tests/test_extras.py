@@ -85,7 +85,11 @@ def test_help_and_list_need_no_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     ("method", "subdomain", "extra", "hidden"),
-    [("protein-ttt", "proteins", "proteins", "antiberty"), ("cryolvm", "cryoem", "cryoem", "mrcfile")],
+    [
+        ("protein-ttt", "proteins", "proteins", "antiberty"),
+        ("cryolvm", "cryoem", "cryoem", "mrcfile"),
+        ("brain-semantoks", "fmri", "fmri", "nilearn"),
+    ],
 )
 def test_a_method_without_its_extra_is_one_line_and_exit_2(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, method: str, subdomain: str, extra: str, hidden: str

@@ -19,7 +19,7 @@ __all__ = ["EXTRAS", "MissingExtraError", "missing_modules", "require"]
 EXTRAS: dict[str, tuple[str, ...]] = {
     "crystals": ("e3nn", "pymatgen", "spglib", "pyxtal", "ase"),
     "cryoem": ("mrcfile", "MDAnalysis", "MDAnalysisTests"),
-    "fmri": (),
+    "fmri": ("neurolib", "nilearn", "scipy"),
     "proteins": ("esm", "transformers", "antiberty"),
 }
 

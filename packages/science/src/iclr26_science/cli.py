@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from iclr26_science.methods.brain_semantoks.spec import SPEC as BRAIN_SEMANTOKS
 from iclr26_science.methods.cryolvm.spec import SPEC as CRYOLVM
 from iclr26_science.methods.crystal_fourier_transformer.spec import SPEC as CRYSTAL_FOURIER_TRANSFORMER
 from iclr26_science.methods.protein_ttt.spec import SPEC as PROTEIN_TTT
@@ -15,6 +16,7 @@ DOMAIN = "science"
 
 #: The paper methods of this domain, by CLI name (also the entry point ``iclr26.methods``).
 METHODS: dict[str, MethodSpec] = {
+    BRAIN_SEMANTOKS.name: BRAIN_SEMANTOKS,
     CRYOLVM.name: CRYOLVM,
     CRYSTAL_FOURIER_TRANSFORMER.name: CRYSTAL_FOURIER_TRANSFORMER,
     PROTEIN_TTT.name: PROTEIN_TTT,

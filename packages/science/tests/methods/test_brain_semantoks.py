@@ -1,0 +1,127 @@
+"""The ``brain-semantoks`` method: config validation, claims logic, smoke CLI run, resume, bad inputs, light --help."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iclr26_science import cli
+from iclr26_science.methods.brain_semantoks.claims import claims, report
+from iclr26_science.methods.brain_semantoks.config import PRESETS
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.testing import run_cli, smoke_run
+
+NAME = "brain-semantoks"
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path_factory.getbasetemp() / "iclr26-data"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("crop", 40, "multiple of patch"),
+        ("patch", 8, "SLConv kernel length 16"),
+        ("heads", 3, "divisor of dim"),
+        ("coupling_high", 0.1, "> coupling_low"),
+        ("band_high", 0.3, "Nyquist"),
+        ("mask_high", 0.5, ">= mask_low"),
+        ("sim_length", 16, ">= crop"),
+        ("probe_folds", 7, "<= n_probe/2"),
+        ("id_windows", 14, "864 s HCP scan"),
+        ("tokenizer", "conv", "one of"),
+        ("scaling_fractions", (1.0,), "< 1"),
+        ("n_probe", 4, ">= 6"),
+    ],
+)
+def test_config_rejects_bad_values(field: str, value: Any, expected: str) -> None:
+    with pytest.raises(ConfigError, match=field) as err:
+        dataclasses.replace(PRESETS["smoke"], **{field: value})
+    assert expected.split()[0] in str(err.value)
+
+
+def test_presets_validate() -> None:
+    assert set(PRESETS) == {"smoke", "quick", "full"}
+    full = PRESETS["full"]
+    assert (full.dim, full.depth, full.heads, full.crop, full.patch, full.proj_dim) == (768, 8, 12, 100, 20, 128)
+
+
+def _results(
+    ours: float, mae: float, fc: float, ident: tuple[float, float], scaling: tuple[float, float]
+) -> dict[str, Any]:
+    def m(p: float, i: float, pool: int) -> dict[str, Any]:
+        return {"probe_bacc": p, "probe_sd": 0.0, "identification": i, "pool": pool}
+
+    return {
+        "models": {"brain-semantoks": m(ours, ident[0], 64), "brain-semantoks@0.25": m(scaling[0], 0.2, 16),
+                   "mask-reconstruct": m(mae, ident[1], 64), "fc": m(fc, 0.9, 0)},
+        "chance": {"probe": 1 / 3, "identification": 1 / 7},
+        "scaling": [(16, scaling[0]), (64, scaling[1])],
+        "config": {"control_margin": 0.2},
+    }  # fmt: skip
+
+
+def _verdicts(res: dict[str, Any]) -> list[str]:
+    return [c.verdict for c in claims(res)]
+
+
+def test_claims_follow_the_numbers() -> None:
+    assert _verdicts(_results(0.8, 0.5, 0.7, (0.9, 0.4), (0.5, 0.8))) == ["holds"] * 4
+    v = _verdicts(_results(0.6, 0.5, 0.7, (0.3, 0.4), (0.8, 0.6)))
+    assert v[:3] == ["fails"] * 3  # FC beats ours, MAE identifies better, more data hurt
+
+
+def test_no_claim_holds_at_chance() -> None:
+    c = 1 / 3
+    v = _verdicts(_results(c, c, c, (1 / 7, 1 / 7), (c, c)))
+    assert "holds" not in v and v[:3] == ["inconclusive"] * 3 and v[3] == "fails"
+
+
+def test_report_has_the_table() -> None:
+    text = report(_results(0.8, 0.5, 0.7, (0.9, 0.4), (0.5, 0.8)))
+    assert "| brain-semantoks | 0.800 | 0.000 | 0.900 | 64 |" in text and "Scaling" in text
+
+
+def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
+    run, results = smoke_run(cli.METHODS[NAME], tmp_path)
+    assert set(results["models"]) == {"brain-semantoks", "brain-semantoks@0.5", "mask-reconstruct", "fc", "random-init"}
+    assert results["data"]["rois"] == 80 and results["data"]["hcp_subjects"] == 7
+    assert [n for n, _ in results["scaling"]] == [4, 8]
+    assert len(results["claims"]) == 4
+    assert (run.path / "figures" / "probe.png").is_file()
+
+
+def test_resume_skips_finished_models(tmp_path: Path) -> None:
+    from iclr26_shared.runner import CommonFlags, execute
+
+    spec = cli.METHODS[NAME]
+    cfg = dataclasses.replace(spec.preset("smoke"), scaling_fractions=(), subcortical=True)
+    flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path, quiet=True)
+    run, first, _ = execute(spec, cfg, flags)
+    assert first["data"]["rois"] == 94 and first["data"]["networks"][-1] == "Subcortex"
+    (run.path / "results.json").unlink()
+    run.checkpoints()[-1][1].unlink()  # killed before FC / random-init were checkpointed
+    run2, second, _ = execute(spec, cfg, dataclasses.replace(flags, resume=True))
+    assert run2.path == run.path and second["models"] == first["models"]
+
+
+def test_cli_rejects_a_bad_flag_with_exit_code_2(tmp_path: Path) -> None:
+    res = run_cli(cli.main, [NAME, "--preset", "smoke", "--crop", "40", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and "crop" in res.err and "Traceback" not in res.err
+
+
+def test_help_imports_no_torch() -> None:
+    code = (
+        "import sys, iclr26_science, iclr26_science.cli as c\n"
+        f"try:\n    c.main(['{NAME}', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('torch' in sys.modules, 'neurolib' in sys.modules, 'nilearn' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "False False False"
