@@ -71,6 +71,20 @@ def test_semantic_vote_pair_picks_central_vs_peripheral() -> None:
         semantic_vote_pair(texts[:3], emb)
 
 
+def test_exact_duplicates_make_the_cluster_and_give_no_pair() -> None:
+    """The diagnosis of the quick preset's few pairs: copies of one string sit at distance 0 (infinite
+    HDBSCAN density), so the largest cluster is exactly the copies, every member scores the same and there is
+    no (chosen, rejected) pair, although near misses of the string are present; the official code writes the
+    tied pair (chosen = rejected) instead, which has zero DPO gradient."""
+    rng = np.random.default_rng(0)
+    e0 = np.eye(16)[0]
+    emb = _unit(np.concatenate([np.tile(e0, (10, 1)), e0 + 0.1 * rng.standard_normal((6, 16))])).astype(np.float32)
+    assert set(largest_cluster(emb).tolist()) == set(range(10))
+    texts = ["seven"] * 10 + [f"seve{c}" for c in "abcdef"]
+    assert semantic_vote_pair(texts, emb) is None
+    assert semantic_vote_pair(texts, emb, clustering=False) is not None  # 'whole' keeps the near misses
+
+
 def test_dpo_loss_sign_and_gradient() -> None:
     z = torch.zeros(3)
     assert dpo_loss(z, z, z, z, beta=0.4).item() == pytest.approx(math.log(2))
@@ -83,6 +97,52 @@ def test_dpo_loss_sign_and_gradient() -> None:
     assert (pc.grad < 0).all() and (pr.grad > 0).all()  # descent raises chosen, lowers rejected
     better = dpo_loss(pc.detach() + 1, pr.detach(), ref, ref, beta=0.5)
     assert better.item() < loss.item()
+
+
+def test_dpo_step_on_a_fixed_pair_raises_the_chosen_margin() -> None:
+    """One DPO step of :func:`dpo_train` on a tiny Llama and one fixed pair raises the implicit reward margin
+    ``(log π(y_c) − log π_ref(y_c)) − (log π(y_r) − log π_ref(y_r))`` above 0; the swapped pair lowers it."""
+    from iclr26_sequence_models.methods.semantic_voting.train import _seq_logps, dpo_train
+    from iclr26_sequence_models.selfimprove.models import CharCodec, tiny_llama
+    from iclr26_shared.distributed import DistContext
+
+    codec = CharCodec(NumberWordsTask.ALPHABET)
+    base = tiny_llama(codec.vocab_size, hidden_size=32, num_layers=1, num_heads=2, max_positions=48, seed=0)
+    base.eval()
+    cfg = SemanticVotingConfig(lr=1e-3, epochs=1, batch_size=1, warmup=0.0)
+    pair = ("347>", "three hundred forty seven", "three hundred forty eight")
+    before = [t.clone() for t in base.state_dict().values()]
+
+    def margin(policy: Any, c: str, r: str) -> float:
+        with torch.no_grad():
+            lp = [_seq_logps(m, codec, [pair[0]], [y], mean=False).item() for m in (policy, base) for y in (c, r)]
+        return (lp[0] - lp[2]) - (lp[1] - lp[3])
+
+    policy, losses = dpo_train(base, codec, [pair], cfg, seed=0, dist=DistContext())
+    assert losses[0] == pytest.approx(math.log(2), abs=1e-5)  # policy = reference at the first step
+    assert margin(policy, pair[1], pair[2]) > 1e-3
+    swapped, _ = dpo_train(base, codec, [(pair[0], pair[2], pair[1])], cfg, seed=0, dist=DistContext())
+    assert margin(swapped, pair[1], pair[2]) < -1e-3
+    # the reference (base) is never stepped: dpo_train trains a copy
+    assert all(torch.equal(a, b) for a, b in zip(before, base.state_dict().values(), strict=True))
+
+
+def test_gold_and_random_pairs() -> None:
+    """The controlled check's pairs: gold = closest vs farthest candidate to the reference (chrF); random = two
+    distinct candidates of the same prompts (same count); prompts with one distinct answer give none."""
+    from iclr26_sequence_models.methods.semantic_voting.train import build_pairs
+
+    prompts = ["1>", "2>", "3>"]
+    refs = {"1>": "one", "2>": "two", "3>": "three"}
+    cands = [["one", "one", "oone", "nine"], ["two"] * 4, ["three", "thre", "three", "tree"]]
+    cfg = SemanticVotingConfig(samples=4, filter_length=2, min_cluster_size=2)
+    gold, _ = build_pairs("gold", None, None, prompts, cands, cfg, {}, refs)  # type: ignore[arg-type]
+    assert gold == [("1>", "one", "nine"), ("3>", "three", "tree")]
+    rnd, _ = build_pairs("random", None, None, prompts, cands, cfg, {}, refs, seed=1)  # type: ignore[arg-type]
+    assert [p for p, _, _ in rnd] == ["1>", "3>"]
+    assert all(c != r and {c, r} <= set(cands[prompts.index(p)]) for p, c, r in rnd)
+    with pytest.raises(ValueError, match="references"):
+        build_pairs("gold", None, None, prompts, cands, cfg, {})  # type: ignore[arg-type]
 
 
 def test_chrf_and_number_words() -> None:
@@ -145,11 +205,13 @@ def _results(
 
 
 def test_claims_hold_fail_and_chance() -> None:
-    good = _results({"sv": 0.6, "flipped": 0.4, "sj": 0.45, "em": 0.55})
-    assert [c.verdict for c in claims(good)] == ["holds"] * 4
-    bad = _results({"sv": 0.45, "flipped": 0.55, "sj": 0.5, "em": 0.46}, sv_s=0.2, sj_s=0.1)
-    assert [c.verdict for c in claims(bad)] == ["fails"] * 4
-    at_chance = _results({"sv": 0.2, "flipped": 0.2, "sj": 0.2, "em": 0.2}, base=0.2, sv_s=0.1, sj_s=0.1)
+    good = _results({"sv": 0.6, "flipped": 0.4, "sj": 0.45, "em": 0.55, "gold": 0.7, "random": 0.5})
+    assert [c.verdict for c in claims(good)] == ["holds"] * 5
+    bad = _results({"sv": 0.45, "flipped": 0.55, "sj": 0.5, "em": 0.46, "gold": 0.5, "random": 0.5}, sv_s=0.2, sj_s=0.1)
+    assert [c.verdict for c in claims(bad)] == ["fails"] * 5
+    at_chance = _results(
+        {"sv": 0.2, "flipped": 0.2, "sj": 0.2, "em": 0.2, "gold": 0.2, "random": 0.2}, base=0.2, sv_s=0.1, sj_s=0.1
+    )
     assert not any(c.holds for c in claims(at_chance))
     assert "| sv | 0.6000 |" in report(good)
 

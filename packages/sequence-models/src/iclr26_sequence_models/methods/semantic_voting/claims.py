@@ -9,12 +9,14 @@ from typing import Any
 
 from iclr26_shared.spec import Claim
 
-__all__ = ["COST_FRACTION", "FLIP_MARGIN", "WIN_MARGIN", "claims", "report"]
+__all__ = ["COST_FRACTION", "FLIP_MARGIN", "GOLD_MARGIN", "WIN_MARGIN", "claims", "report"]
 
 #: chrF by which Semantic Voting must beat a reference (a tie, e.g. no pairs at all, is no improvement).
 WIN_MARGIN = 0.005
 #: chrF the flipped-pairs control must lose against the base model to count as a degradation.
 FLIP_MARGIN = 0.01
+#: chrF by which DPO on gold pairs must beat DPO on random pairs of the same prompts (the controlled check).
+GOLD_MARGIN = 0.01
 #: "A small fraction": SV's pair construction must cost at most this share of self-judging's per item.
 COST_FRACTION = 0.5
 
@@ -25,11 +27,12 @@ def _chrf(results: Mapping[str, Any], variant: str) -> float | None:
 
 
 def claims(results: Mapping[str, Any]) -> list[Claim]:
-    """SV vs base and vs the label-free baselines, the flipped control, and the pair-construction cost."""
+    """SV vs base and vs the label-free baselines, the gold-vs-random DPO control, the flipped control, and
+    the pair-construction cost."""
     out: list[Claim] = []
     base = float(results["base"]["final"]["chrf"])
     chance = float(results["chance_chrf"])
-    c = {v: _chrf(results, v) for v in ("sv", "flipped", "sj", "em", "sv_whole")}
+    c = {v: _chrf(results, v) for v in ("sv", "flipped", "sj", "em", "sv_whole", "gold", "random")}
     task = results["settings"]["task"]
     if c["sv"] is not None:
         out.append(
@@ -62,6 +65,20 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                     "13.54",
                 )
             )
+    if c["gold"] is not None and c["random"] is not None:
+        out.append(
+            Claim(
+                claim="control: DPO on pairs chosen by the reference (closest vs farthest candidate) beats DPO on "
+                f"random pairs of the same prompts and count by >= {GOLD_MARGIN} (the DPO step works)",
+                metric="test chrF (baseline: random pairs)",
+                ours=c["gold"],
+                baseline=c["random"],
+                better="higher",
+                margin=GOLD_MARGIN,
+                chance=chance,
+                paper="not in the paper: the controlled check of this workspace (labelled pairs vs no signal)",
+            )
+        )
     if c["flipped"] is not None:
         out.append(
             Claim(

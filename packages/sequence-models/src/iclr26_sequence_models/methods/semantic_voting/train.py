@@ -8,7 +8,9 @@ Scorers (SVSI, arXiv 2509.23067, §3 and its baselines):
 * ``sv_whole``: the same without clustering (the docker service's ``clustering='whole'``);
 * ``flipped``: SV's pairs with chosen and rejected swapped (the paper's control: it should degrade);
 * ``sj``: self-judging, the policy scores each candidate by ``log p(y) − log p(n)`` after a judge prompt;
-* ``em``: entropy minimisation, the policy's most confident candidate (lowest mean token NLL) vs its least.
+* ``em``: entropy minimisation, the policy's most confident candidate (lowest mean token NLL) vs its least;
+* ``gold`` / ``random`` (controlled check, reads the references): the candidate closest to the reference
+  (chrF) vs the farthest, against two random distinct candidates of the same prompts.
 
 DPO runs go through :mod:`iclr26_shared.distributed` (each rank takes its share of each batch of pairs).
 """
@@ -120,8 +122,15 @@ def build_pairs(
     cands: list[list[str]],
     cfg: SemanticVotingConfig,
     sv_cache: dict[str, Any],
+    refs: dict[str, str] | None = None,
+    seed: int = 0,
 ) -> tuple[PairList, float]:
-    """The (prompt, chosen, rejected) pairs of one scorer and the seconds its pair construction took."""
+    """The (prompt, chosen, rejected) pairs of one scorer and the seconds its pair construction took.
+
+    ``gold`` and ``random`` are the controlled check of the DPO step, not label-free methods: ``gold`` takes the
+    candidate with the highest chrF against the prompt's reference (``refs``) as chosen and the lowest as
+    rejected (prompts whose valid candidates are all one string give no pair); ``random`` takes, on the same
+    prompts (so the same count), two distinct valid candidates in random order (``seed``)."""
     t0 = time.perf_counter()
     pairs: PairList = []
     if variant in ("sv", "flipped", "sv_whole"):
@@ -149,6 +158,24 @@ def build_pairs(
         if variant == "flipped":
             pairs = [(p, r, c) for p, c, r in pairs]
         return list(pairs), seconds
+    if variant in ("gold", "random"):
+        if refs is None:
+            raise ValueError(f"build_pairs: variant {variant!r} needs the references")
+        gold = [
+            pair
+            for prompt, cs in zip(prompts, cands, strict=True)
+            if (pair := _extreme_pair(prompt, cs, [chrf(c, refs[prompt]) for c in cs])) is not None
+        ]
+        if variant == "gold":
+            return gold, time.perf_counter() - t0
+        # the same prompts as the gold pairs, two distinct valid candidates drawn at random, random order
+        rng = np.random.default_rng(seed)
+        of_prompt = dict(zip(prompts, cands, strict=True))
+        for prompt, _, _ in gold:
+            distinct = sorted({c for c in of_prompt[prompt] if c and c.isascii()})
+            i, j = rng.choice(len(distinct), size=2, replace=False)
+            pairs.append((prompt, distinct[int(i)], distinct[int(j)]))
+        return pairs, time.perf_counter() - t0
     score_fn = judge_scores if variant == "sj" else confidence_scores
     for prompt, cs in zip(prompts, cands, strict=True):
         pair = _extreme_pair(prompt, cs, score_fn(base, codec, prompt, cs))
@@ -223,12 +250,13 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
     # no-skill level: a fluent verbalisation of the wrong number (each test reference scored against another's)
     perm = np.random.default_rng(run_dir.seed).permutation(len(test))
     chance = float(np.mean([chrf(test[j].reference, it.reference) for it, j in zip(test, perm, strict=True)]))
-    prompts = [it.prompt for it in task.splits["train"]]
+    source = task.splits[cfg.prompt_source]
+    prompts = [it.prompt for it in source]
     t0 = time.perf_counter()
     cands = sample_candidates(base, codec, prompts, cfg, run_dir.seed + 11)
     sample_seconds = time.perf_counter() - t0
-    # diagnostics only: how often the candidates / chosen answers are right (references not used in training)
-    ref_of = {it.prompt: it.reference for it in task.splits["train"]}
+    # diagnostics (and the gold / random control's pairs): the label-free variants never read the references
+    ref_of = {it.prompt: it.reference for it in source}
     sample_exact = float(np.mean([c == ref_of[p] for p, cs in zip(prompts, cands, strict=True) for c in cs]))
     ckpt = run_dir.load_checkpoint()
     done: dict[str, Any] = dict(ckpt[1].get("done", {})) if ckpt is not None else {}
@@ -236,7 +264,7 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
     offset = 0
     for variant in cfg.variants:
         if variant not in done:
-            pairs, seconds = build_pairs(variant, base, codec, prompts, cands, cfg, sv_cache)
+            pairs, seconds = build_pairs(variant, base, codec, prompts, cands, cfg, sv_cache, ref_of, run_dir.seed + 3)
             torch.manual_seed(run_dir.seed)
             policy, losses = dpo_train(base, codec, pairs, cfg, run_dir.seed, run_dir.dist, run_dir, variant, offset)
             done[variant] = {
@@ -263,7 +291,8 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
         "settings": {
             "task": f"numbers < 10^{cfg.digits} to English words",
             "samples": cfg.samples,
-            "n_train": cfg.n_train,
+            "n_train": len(prompts),
+            "prompt_source": cfg.prompt_source,
             "n_test": cfg.n_test,
             "distance": cfg.distance,
             "dpo_beta": cfg.dpo_beta,
