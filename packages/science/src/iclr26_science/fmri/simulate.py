@@ -57,7 +57,7 @@ class CohortSpec:
     n_subjects: int
     length: int
     tr: float = 2.0
-    coupling: tuple[float, float] = (0.25, 2.0)
+    coupling: tuple[float, float] = (0.1, 2.5)
     bifurcation: tuple[float, float] = (-0.4, -0.1)
     frequency: tuple[float, float] = (0.04, 0.07)
     noise: tuple[float, float] = (0.01, 0.03)
