@@ -86,7 +86,7 @@ def test_no_claim_holds_at_chance() -> None:
 
 def test_report_has_the_table() -> None:
     text = report(_results(0.8, 0.5, 0.7, (0.9, 0.4), (0.5, 0.8)))
-    assert "| brain-semantoks | 0.800 | 0.000 | 0.900 | 64 |" in text and "Scaling" in text
+    assert "| brain-semantoks | 0.800 | 0.000 | 0.900 | — | 64 |" in text and "Scaling" in text
 
 
 def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
@@ -95,6 +95,7 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert results["data"]["rois"] == 80 and results["data"]["hcp_subjects"] == 7
     assert [n for n, _ in results["scaling"]] == [4, 8]
     assert len(results["claims"]) == 4
+    assert all(-1.0 <= m["subject_cosine"] <= 1.0 for m in results["models"].values())
     assert (run.path / "figures" / "probe.png").is_file()
 
 

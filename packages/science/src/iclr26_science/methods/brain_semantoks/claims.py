@@ -97,7 +97,8 @@ def _f(x: Any, fmt: str = ".3f") -> str:
 
 
 def report(results: Mapping[str, Any]) -> str:
-    """Markdown: data, per-model probe and identification, scaling curve, pre-training losses."""
+    """Markdown: data, per-model probe, identification and collapse check (mean cosine between different
+    subjects' features: near 1 = every subject looks alike), scaling curve, pre-training losses."""
     d = results.get("data", {})
     ch = results.get("chance", {})
     lines = [
@@ -107,11 +108,14 @@ def report(results: Mapping[str, Any]) -> str:
         f"{d.get('network_sizes', [])}" + (" (heuristic map)" if d.get("network_map_heuristic") else ""),
         "",
         f"| model | probe balanced acc (chance {_f(ch.get('probe'))}) | ± sd over repeats | HCP identification "
-        f"(chance {_f(ch.get('identification'))}) | pre-training subjects |",
-        "|---|---|---|---|---|",
+        f"(chance {_f(ch.get('identification'))}) | mean cosine between subjects' features | pre-training subjects |",
+        "|---|---|---|---|---|---|",
     ]  # fmt: skip
     for m, v in results.get("models", {}).items():
-        lines.append(f"| {m} | {_f(v['probe_bacc'])} | {_f(v['probe_sd'])} | {_f(v['identification'])} | {v['pool']} |")
+        lines.append(
+            f"| {m} | {_f(v['probe_bacc'])} | {_f(v['probe_sd'])} | {_f(v['identification'])} | "
+            f"{_f(v.get('subject_cosine'))} | {v['pool']} |"
+        )
     sc = results.get("scaling", [])
     if sc:
         lines += ["", "Scaling (pre-training subjects → probe balanced accuracy): "

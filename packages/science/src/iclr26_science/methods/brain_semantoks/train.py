@@ -207,8 +207,11 @@ def _evaluate(name: str, model: Any, probe: BoldSet, windows: list[list[np.ndarr
         wf = [extract(model, w, cfg) for w in windows]
     else:
         wf = [np.stack([fc_features(x) for x in w]) for w in windows]
+    unit = feats / (np.linalg.norm(feats, axis=1, keepdims=True) + 1e-12)
+    cos = unit @ unit.T
+    off = ~np.eye(len(cos), dtype=bool)
     return {"probe_bacc": pr["balanced_accuracy"], "probe_sd": pr["sd"], "identification": _identification(wf),
-            "feature_dim": int(feats.shape[1])}  # fmt: skip
+            "feature_dim": int(feats.shape[1]), "subject_cosine": float(cos[off].mean())}  # fmt: skip
 
 
 def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
