@@ -1,15 +1,26 @@
 """The reference-free diagnostic of the discrimination experiment: the rank AUC of the targets' mean H equals
-scikit-learn's ROC AUC, is far from 0.5 on the planted control and near 0.5 when both sides share a distribution."""
+scikit-learn's ROC AUC, is far from 0.5 on the planted control and near 0.5 when both sides share a distribution;
+pooled references drawn with overlap (``reference_overlap``) fit pools too small for disjoint ones."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import torch
 from sklearn.metrics import roc_auc_score
 
+from iclr26_shared.testing import run_cli
+from iclr26_theory_metrics import cli
 from iclr26_theory_metrics.methods.hsic_unlearning.config import PRESETS
-from iclr26_theory_metrics.methods.hsic_unlearning.train import Protocol, control_study, discrimination, rank_auc
+from iclr26_theory_metrics.methods.hsic_unlearning.train import (
+    Protocol,
+    _references,  # pyright: ignore[reportPrivateUsage]
+    control_study,
+    discrimination,
+    rank_auc,
+)
 
 
 def test_rank_auc_is_the_roc_auc() -> None:
@@ -39,3 +50,26 @@ def test_auc_near_half_without_an_effect() -> None:
         Protocol(cfg, gen), 32, it_pool=pool(200), oot_pool=pool(200), it_ref_pool=pool(100), oot_ref_pool=pool(100)
     )
     assert abs(res["auc_mean_h"] - 0.5) < 0.3
+
+
+def test_overlapping_references_fit_a_small_pool() -> None:
+    cfg = dataclasses.replace(PRESETS["smoke"], reference_subsets=8, reference_overlap=True)
+    refs = _references(50, 20, cfg, torch.Generator().manual_seed(0))  # 8 × 20 > 50: only with overlap
+    assert len(refs) == 8 and all(r.numel() == 20 and r.unique().numel() == 20 and int(r.max()) < 50 for r in refs)
+    disjoint = _references(200, 20, dataclasses.replace(cfg, reference_overlap=False), torch.Generator())
+    assert torch.cat(disjoint).unique().numel() == 8 * 20
+
+
+def test_reference_overlap_through_the_cli(tmp_path: Path) -> None:
+    """Twenty references of 32 do not fit the smoke preset's 150-image reference half disjointly (one line, exit 2,
+    naming the switch), and do with ``--reference-overlap``."""
+    args = ["hsic-unlearning", "--preset", "smoke", "--device", "cpu", "--quiet", "--reference-subsets", "20"]
+    res = run_cli(cli.main, [*args, "--out-dir", str(tmp_path / "a")])
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "reference_overlap" in res.err
+    res = run_cli(
+        cli.main, [*args, "--reference-overlap", "--unlearning", "mia-fool", "--out-dir", str(tmp_path / "b")]
+    )
+    assert res.code == 0, res.err
+    (run_path,) = (tmp_path / "b" / "hsic-unlearning").iterdir()
+    results = json.loads((run_path / "results.json").read_text())
+    assert set(results["models"]) == {"original", "retrain", "mia-fool"} and len(results["claims"]) == 8

@@ -99,6 +99,11 @@ class HsicUnlearningConfig:
     reference_subsets: PosInt = 1
     """Reference subsets pooled into each of H(S_IT) and H(S_OOT) (the paper: one; more lower the reference
     noise)."""
+    reference_overlap: bool = False
+    """Draw the pooled reference subsets independently from their pools, so that they may share images (False: the
+    references are disjoint, which needs ``reference_subsets`` × |S| images per pool; MNIST-5k's 500-image
+    reference half fits one of 400). With True, the in-training references of the OTR are drawn from the whole
+    retain set, which the discrimination experiment then halves as usual."""
     layer: Literal["features", "logits"] = "features"
     """Representation h: the penultimate features (the paper: deeper layers work better) or the logits."""
     kernel: Literal["rbf", "linear"] = "rbf"

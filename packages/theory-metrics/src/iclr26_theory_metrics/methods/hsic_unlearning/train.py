@@ -99,6 +99,14 @@ def _disjoint(pool: int, size: int, count: int, gen: torch.Generator) -> tuple[l
     return [perm[i * size : (i + 1) * size] for i in range(count)], perm[count * size :]
 
 
+def _references(pool: int, size: int, cfg: HsicUnlearningConfig, gen: torch.Generator) -> list[torch.Tensor]:
+    """``cfg.reference_subsets`` reference subsets of ``range(pool)``: disjoint, or independent draws that may share
+    indices with ``cfg.reference_overlap``."""
+    if cfg.reference_overlap:
+        return _subsets(pool, size, cfg.reference_subsets, gen)
+    return _disjoint(pool, size, cfg.reference_subsets, gen)[0]
+
+
 def rank_auc(pos: Sequence[float], neg: Sequence[float]) -> float:
     """P(a value of ``pos`` > one of ``neg``), ties counted ½ (the Mann–Whitney AUC; 0.5 = no separation)."""
     p = torch.tensor(pos, dtype=torch.float64)[:, None]
@@ -124,8 +132,8 @@ def discrimination(
     ``auc_mean_h`` = P(mean H of an in-training target > mean H of an unseen target): whether the statistic itself
     separates the two sides, whatever single reference subsets the decision drew."""
     cfg, gen = proto.cfg, proto.gen
-    it_ref, _ = _disjoint(it_ref_pool.shape[0], size, cfg.reference_subsets, gen)
-    oot_ref, _ = _disjoint(oot_ref_pool.shape[0], size, cfg.reference_subsets, gen)
+    it_ref = _references(it_ref_pool.shape[0], size, cfg, gen)
+    oot_ref = _references(oot_ref_pool.shape[0], size, cfg, gen)
     refs = proto.references(it_ref_pool, it_ref, oot_ref_pool, oot_ref)
     it_ref_feats = it_ref_pool[torch.cat(it_ref)]
     oot_ref_feats = oot_ref_pool[torch.cat(oot_ref)]
@@ -230,16 +238,17 @@ def _check_sizes(cfg: HsicUnlearningConfig, n_forget: int, n_retain: int, n_ref:
             f"subset_size / f1_subset_sizes: the largest subset ({big}) exceeds the forget set ({n_forget} images); "
             "lower them or raise n_train / forget_ratio"
         )
-    if n_ref < cfg.reference_subsets * big:
+    refs = 1 if cfg.reference_overlap else cfg.reference_subsets  # disjoint references need refs × |S| images
+    if n_ref < refs * big:
         raise UsageError(
-            f"reference_subsets: {cfg.reference_subsets} references of {big} need {cfg.reference_subsets * big} "
-            f"test images in the reference half, have {n_ref} (raise n_test)"
+            f"reference_subsets: {refs} disjoint references of {big} need {refs * big} test images in the "
+            f"reference half, have {n_ref} (raise n_test, or allow shared images with reference_overlap)"
         )
     if n_unseen < big:
         raise UsageError(
             f"n_test: the unseen half of the test split ({n_unseen}) is smaller than the largest subset ({big})"
         )
-    if n_retain < 2 * (cfg.reference_subsets + 1) * big:
+    if n_retain < 2 * (refs + 1) * big:
         raise UsageError(f"n_train: the retain set ({n_retain}) is too small for references and targets of {big}")
 
 
@@ -312,8 +321,12 @@ def run(cfg: HsicUnlearningConfig, run_dir: RunDir) -> dict[str, Any]:
 
     # --- 4. evaluation of every model ---
     proto = Protocol(cfg, torch.Generator().manual_seed(seed + 3))
-    it_refs, retain_rest = _disjoint(retain_idx.numel(), cfg.subset_size, cfg.reference_subsets, proto.gen)
-    oot_refs, _ = _disjoint(ref_idx.numel(), cfg.subset_size, cfg.reference_subsets, proto.gen)
+    if cfg.reference_overlap:  # independent draws from the whole pools (the retain set stays whole for step 5)
+        it_refs = _subsets(retain_idx.numel(), cfg.subset_size, cfg.reference_subsets, proto.gen)
+        retain_rest = torch.randperm(retain_idx.numel(), generator=proto.gen)
+    else:
+        it_refs, retain_rest = _disjoint(retain_idx.numel(), cfg.subset_size, cfg.reference_subsets, proto.gen)
+    oot_refs = _references(ref_idx.numel(), cfg.subset_size, cfg, proto.gen)
     targets = _subsets(forget_idx.numel(), cfg.subset_size, cfg.n_targets, proto.gen)
     evals: dict[str, dict[str, Any]] = {}
     feats: dict[str, dict[str, torch.Tensor]] = {}
