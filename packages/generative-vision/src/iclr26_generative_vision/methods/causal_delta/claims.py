@@ -151,12 +151,13 @@ def report(results: Mapping[str, Any]) -> str:
             "",
             f"### δ-space by action ({results['geometry_split']} split, IID + OOD test pairs)",
             "",
-            "Cosine of individual deltas δ_i, δ_j (mean over pairs of samples); *within*: two samples of one "
-            "action (invariance); *mean-δ*: cosine of the actions' mean δ.",
+            "Cosine of individual deltas δ_i, δ_j (mean over pairs of samples); *other pairs*: mean |cosine| of "
+            "the non-antonym action pairs; *within*: two samples of one action (invariance); *mean-δ*: cosine "
+            "of the actions' mean δ.",
             "",
             "| model | "
             + " | ".join(pairs)
-            + " | antonyms | other pairs | within | antonyms, mean-δ | other, mean-δ |",
+            + " | antonyms | other pairs, abs | within | antonyms, mean-δ | other, mean-δ, abs |",
             "|---" * (len(pairs) + 6) + "|",
         ]
         for v, g in geo.items():

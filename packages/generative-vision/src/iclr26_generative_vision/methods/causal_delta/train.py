@@ -53,7 +53,9 @@ def action_cosines(deltas: np.ndarray, verbs: np.ndarray) -> dict[str, Any]:
 
     Two cosines per pair of actions (a, b): of their *mean* δ (``matrix``, ``antonyms``, ``antonym_mean``,
     ``other_mean``) and the mean cosine of their *individual* δ_i, δ_j (``pairwise``: ``antonym_pairwise``,
-    ``other_pairwise``); ``within`` is the mean cosine of two different samples of one action (invariance:
+    ``other_pairwise``). Non-antonym pairs are summarised by their mean *absolute* cosine (their signed mean
+    cancels: with u_close ≈ −u_open, cos(open, on) + cos(close, on) ≈ 0 for any encoder); ``within`` is
+    the mean cosine of two different samples of one action (invariance:
     1 when every sample of an action has the same direction). The mean-δ cosine of antonyms is ≈ −1 for any
     encoder when one action's before/after images are the other's after/before, so the pairwise one is
     the measure that also asks for invariance. ``matrix`` is over ``VERBS`` order, NaN where an action is absent.
@@ -82,17 +84,18 @@ def action_cosines(deltas: np.ndarray, verbs: np.ndarray) -> dict[str, Any]:
         if (i, j) not in ant_ids and (j, i) not in ant_ids and np.isfinite(mat[i, j])
     ]
 
-    def avg(m: np.ndarray, ids: list[tuple[int, int]]) -> float:
-        return float(np.mean([m[i, j] for i, j in ids])) if ids else float("nan")
+    def avg(m: np.ndarray, ids: list[tuple[int, int]], absolute: bool = False) -> float:
+        vals = [abs(m[i, j]) if absolute else m[i, j] for i, j in ids]
+        return float(np.mean(vals)) if vals else float("nan")
 
     return {
         "matrix": mat.tolist(),
         "antonyms": {f"{VERBS[i]}/{VERBS[j]}": float(mat[i, j]) for i, j in present},
         "antonym_mean": avg(mat, present),
-        "other_mean": avg(mat, others),
+        "other_mean": avg(mat, others, absolute=True),
         "pairwise": {f"{VERBS[i]}/{VERBS[j]}": float(pair[i, j]) for i, j in present},
         "antonym_pairwise": avg(pair, present),
-        "other_pairwise": avg(pair, others),
+        "other_pairwise": avg(pair, others, absolute=True),
         "within": float(np.mean(within)) if within else float("nan"),
     }
 
