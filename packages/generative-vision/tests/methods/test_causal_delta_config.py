@@ -29,6 +29,7 @@ from iclr26_shared.testing import run_cli
         ({"alpha_contrast": -1.0}, "alpha_contrast"),
         ({"temperature": 0.0}, "temperature"),
         ({"backbone_weights": "w.pt"}, "backbone_weights"),
+        ({"backbone": "resnet18", "backbone_weights": "/no/such/weights.pt"}, "backbone_weights"),
         ({"variants": ("vanilla", "cde", "cde-patch"), "top_k": 65}, "top_k"),
         ({"batch_size": 2}, "batch_size"),
         ({"antonym_cosine": -2.0}, "antonym_cosine"),

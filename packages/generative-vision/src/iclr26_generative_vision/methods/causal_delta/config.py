@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Literal
 
 import annotated_types as at
@@ -134,6 +135,8 @@ class CausalDeltaConfig:
             raise ConfigError("ablation_split", self.ablation_split, f"'both' or one of splits {self.splits}")
         if self.backbone_weights and self.backbone != "resnet18":
             raise ConfigError("backbone_weights", self.backbone_weights, "empty unless backbone = 'resnet18'")
+        if self.backbone_weights and not Path(self.backbone_weights).is_file():
+            raise ConfigError("backbone_weights", self.backbone_weights, "an existing file of ResNet-18 weights")
         if self.image_size % (2 ** len(self.cnn_channels)):
             raise ConfigError(
                 "image_size",
