@@ -48,17 +48,18 @@ def test_compositional_split_keeps_verb_noun_and_antonym_in_iid(seed: int) -> No
     pairs = valid_pairs()
     held = compositional_split(pairs, 0.3, seed)
     iid = set(pairs) - held
-    assert held and len(held) <= round(0.3 * len(pairs))
+    assert held and len(held) <= int(0.3 * len(pairs))
     for v, n in held:
         assert any(iv == v for iv, _ in iid) and any(inn == n for _, inn in iid)
         ant = antonym_index(v)
-        assert ant is None or (ant, n) in iid
+        assert ant is not None and (ant, n) in iid  # a verb without an antonym (recolour) is never held out
 
 
 def test_systematic_split_holds_out_the_middle_of_the_count_ranking() -> None:
-    nouns = np.repeat(np.arange(8), [1, 2, 3, 4, 5, 6, 7, 8])
-    assert systematic_split(nouns, 0.4) == {2, 3, 4}  # k = round(3.2) = 3, start (8 − 3) // 2 = 2
-    assert systematic_split(np.repeat(np.arange(3), [5, 1, 9]), 0.1) == {0, 1}  # at least two classes
+    nouns = np.repeat(np.arange(8), [1, 2, 3, 4, 5, 6, 7, 8])  # descending: 7 6 5 4 3 2 1 0
+    assert systematic_split(nouns, 0.4) == {4, 3}  # k = int(3.2) = 3, slice [4 − 1 : 4 + 1]
+    assert systematic_split(np.repeat(np.arange(10), np.arange(10, 0, -1)), 0.4) == {3, 4, 5, 6}
+    assert systematic_split(np.repeat(np.arange(3), [5, 1, 9]), 0.1) == {2, 0}  # at least two: [0:2] of 2 0 1
 
 
 @pytest.mark.parametrize("kind", ["comp", "noun"])

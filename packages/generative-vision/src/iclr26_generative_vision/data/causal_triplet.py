@@ -22,10 +22,10 @@ after).
 The splits follow ``causaltriplet/dataset.split_df``:
 
 * compositional (``comp``): shuffle the (verb, noun) pairs; a fraction become OOD candidates; a candidate
-  is held out only if its verb, its noun, and (for a verb with an antonym) the antonym verb on the same
-  noun all stay in the IID pairs;
-* systematic (``noun``): sort the noun classes by sample count and hold out the middle fraction (at least
-  two classes).
+  is held out only if its verb has an antonym and its verb, its noun, and the antonym verb on the same
+  noun are IID (so ``recolour`` pairs always stay IID);
+* systematic (``noun``): sort the noun classes by sample count and hold out the middle ones
+  (``max(int(0.4 · C), 2)`` rounded down to even, as the code's slice does).
 
 The IID samples are split again into IID train and IID test; OOD samples are test-only.
 
@@ -490,32 +490,37 @@ def render_pairs(
 
 
 def compositional_split(pairs: Sequence[tuple[int, int]], fraction: float, seed: int) -> set[tuple[int, int]]:
-    """Held-out (verb, noun) pairs by ``split_df(..., 'comp')``: a shuffled ``fraction`` are candidates; one is
-    held out only if its verb, its noun and its antonym verb on the same noun all remain IID."""
+    """Held-out (verb, noun) pairs as ``causaltriplet/dataset.split_df(df, 'comp')``.
+
+    Shuffle the pairs; the first ``int(fraction · P)`` are candidates, the rest start the IID set. In
+    order, a candidate is held out only if its verb has an antonym, the verb and the noun occur in the IID
+    set, and the antonym verb on the same noun is an IID pair; otherwise it joins the IID set.
+    """
     pairs = list(dict.fromkeys(pairs))
-    order = np.random.default_rng([seed, 11]).permutation(len(pairs))
-    n_cand = round(fraction * len(pairs))
-    iid = set(pairs)
+    order = [pairs[int(k)] for k in np.random.default_rng([seed, 11]).permutation(len(pairs))]
+    n_cand = int(len(pairs) * fraction)
+    iid = set(order[n_cand:])
+    iid_verbs, iid_nouns = {v for v, _ in iid}, {n for _, n in iid}
     ood: set[tuple[int, int]] = set()
-    for k in order[:n_cand]:
-        v, n = pairs[int(k)]
-        rest = iid - {(v, n)}
+    for v, n in order[:n_cand]:
         ant = antonym_index(v)
-        if any(rv == v for rv, _ in rest) and any(rn == n for _, rn in rest) and (ant is None or (ant, n) in rest):
-            iid = rest
+        if ant is not None and v in iid_verbs and n in iid_nouns and (ant, n) in iid:
             ood.add((v, n))
+        else:
+            iid.add((v, n))
+            iid_verbs.add(v)
+            iid_nouns.add(n)
     return ood
 
 
 def systematic_split(nouns: np.ndarray, fraction: float, num_nouns: int = len(NOUNS)) -> set[int]:
-    """Held-out noun classes by ``split_df(..., 'noun')``: sort by count (ties by id), hold out the middle
-    ``fraction`` (at least 2)."""
+    """Held-out noun classes as ``split_df(df, 'noun')``: sort the classes by count (descending, ties by
+    id), ``k = max(int(fraction · C), 2)`` and hold out ``sorted[C//2 − k//2 : C//2 + k//2]`` (the middle)."""
     counts = np.bincount(nouns, minlength=num_nouns)
-    present = [n for n in range(num_nouns) if counts[n] > 0]
-    ranked = sorted(present, key=lambda n: (int(counts[n]), n))
-    k = max(2, round(fraction * len(ranked)))
-    start = (len(ranked) - k) // 2
-    return set(ranked[start : start + k])
+    ranked = sorted((n for n in range(len(counts)) if counts[n] > 0), key=lambda n: -int(counts[n]))
+    c = len(ranked)
+    k = max(int(c * fraction), 2)
+    return set(ranked[c // 2 - k // 2 : c // 2 + k // 2])
 
 
 @dataclass(frozen=True)
