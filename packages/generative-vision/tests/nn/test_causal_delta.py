@@ -18,6 +18,7 @@ from iclr26_generative_vision.nn.causal_delta import (
     naive_supcon_loss,
     supcon_loss,
     top_k_patches,
+    verb_blocks,
 )
 
 
@@ -38,7 +39,7 @@ def test_delta_of_identical_images_is_zero_and_shapes(mode: str) -> None:
 
 def test_baseline_delta_is_zero_for_identical_images_and_critic_reverses_gradients() -> None:
     torch.manual_seed(0)
-    model = PairBaseline(SmallCNN((8,)), 7, proj_dim=8, hidden=16, critic_classes=4)
+    model = PairBaseline(SmallCNN((8,)), 7, proj_dim=8, critic_classes=4)
     x = torch.randn(3, 3, 8, 8)
     out = model(x, x)
     assert torch.equal(out["delta"], torch.zeros(3, 8)) and out["critic"].shape == (3, 4)
@@ -93,6 +94,16 @@ def test_top_k_keeps_the_patches_with_the_largest_delta_norm() -> None:
 def test_sparsity_and_block_invariance_losses() -> None:
     delta = torch.tensor([[1.0, -2.0, 0.0, 3.0], [0.0, 0.0, 0.0, 0.0]])
     assert l1_sparsity(delta).item() == 3.0 and l1_sparsity(delta, "mean").item() == 0.75
-    # 2 blocks of 2 dims; sample 0 is action 1 (block 1 = dims 2, 3): only dims 0, 1 are penalised
-    loss = block_invariance_loss(delta, torch.tensor([1, 0]), 2)
-    assert loss.item() == pytest.approx(((1 + 4) / 2 + 0) / 2)
+    # 2 blocks of 2 dims; sample 0 is in block 1 (dims 2, 3): only its dims 0, 1 count; mean over all 8 entries
+    p1 = torch.zeros(2, 4)
+    loss = block_invariance_loss(p1, delta, torch.tensor([1, 0]), 2)
+    assert loss.item() == pytest.approx((1 + 4) / 8)
+    # 5 dims in 2 blocks: d // K = 2 per block, the remainder (dim 4) joins the last block
+    p2 = torch.ones(1, 5)
+    assert block_invariance_loss(torch.zeros(1, 5), p2, torch.tensor([1]), 2).item() == pytest.approx(2 / 5)
+
+
+def test_antonyms_share_an_sms_block() -> None:
+    # verbs 0..6 with antonym pairs (0, 1), (2, 3), (4, 5): blocks 0 0 1 1 2 2 3
+    assert verb_blocks(7, [(0, 1), (2, 3), (4, 5)]) == [0, 0, 1, 1, 2, 2, 3]
+    assert verb_blocks(3, [(2, 0)]) == [0, 1, 0]

@@ -22,9 +22,10 @@ with P(i) the other samples of i's action and A the anchors with |P(i)| > 0.
 
 Baselines of Causal Triplet (Liu et al., CLeaR 2023): ``ResPair`` (features → ``proj = Linear→ReLU`` → a
 pairwise MLP on ``[p1, p2 − p1]`` → classifier; the benchmark's *Vanilla* row), a plain pair classifier on
-``[f1, f2]``, the sparse-mechanism-shift baseline (``SMS``: ResPair + MSE of ``p2 − p1`` on the blocks that
-the action should leave unchanged) and the ICM baseline (ResPair + an adversarial critic that must not
-read the object class from ``p2 − p1``, through gradient reversal).
+``[p1, p2]``, the sparse-mechanism-shift baseline (``SMS``: ResPair + MSE of ``p2 − p1`` on the blocks that
+the action should leave unchanged, antonyms sharing a block) and the ICM baseline (ResPair + an adversarial
+critic that must not read the object class from the pairwise embedding, through gradient reversal); all as
+in the benchmark's code (``model/respair.py``, ``sparsity/block.py``, ``main.py``).
 
 Backbone: a small convolutional network trained from scratch (``SmallCNN``; GroupNorm, so a sample's
 features never depend on the rest of its batch). The paper fine-tunes a DINO ViT; torchvision's ResNet-18
@@ -51,6 +52,7 @@ __all__ = [
     "PairBaseline",
     "SmallCNN",
     "block_invariance_loss",
+    "verb_blocks",
     "l1_sparsity",
     "naive_supcon_loss",
     "resnet18_backbone",
@@ -217,11 +219,14 @@ class GradReverse(torch.autograd.Function):
 
 
 class PairBaseline(nn.Module):
-    """Causal Triplet's pair classifiers on pooled backbone features f1, f2 ``[B, C]``.
+    """Causal Triplet's ``ResPair`` (``model/respair.py``) on pooled backbone features f1, f2 ``[B, C]``.
 
-    ``head="respair"``: p = ReLU(Linear(f)) ``[B, d]``, h = MLP([p1, p2 − p1]) → logits (the *Vanilla*/ResPair
-    model; δ = p2 − p1). ``head="concat"``: MLP([f1, f2]) → logits (a plain pair classifier; δ = f2 − f1).
-    ``critic_classes > 0`` adds the ICM critic: an MLP that predicts the object class from GradReverse(δ).
+    p = ReLU(Linear(f)) ``[B, d]``; z = pairwise([p1, p2 − p1]) (``head="respair"``, the code's ``subcon``)
+    or pairwise([p1, p2]) (``head="concat"``) with pairwise = Linear(2d→d) → ReLU → Linear(d→d) → ReLU;
+    logits = Linear(z). δ = p2 − p1 (the action embedding whose geometry is reported). ``critic_classes >
+    0`` adds the ICM critic of ``main.py`` (``--critic_action``): an MLP predicting the object class from z
+    through :class:`GradReverse`, so one backward step trains the critic to find the object in z and the
+    model to hide it (the code's alternating critic step and ``loss −= λ · CE_critic``).
     """
 
     def __init__(
@@ -231,7 +236,6 @@ class PairBaseline(nn.Module):
         *,
         head: Literal["respair", "concat"] = "respair",
         proj_dim: int = 64,
-        hidden: int = 256,
         critic_classes: int = 0,
         critic_scale: float = 1.0,
     ) -> None:
@@ -239,20 +243,21 @@ class PairBaseline(nn.Module):
         self.backbone = backbone
         self.head = head
         c = int(backbone.out_channels)  # pyright: ignore[reportArgumentType]
-        d = proj_dim if head == "respair" else c
-        self.proj = nn.Sequential(nn.Linear(c, proj_dim), nn.ReLU()) if head == "respair" else nn.Identity()
-        self.pair = _mlp(2 * d, hidden, num_actions)
-        self.critic = _mlp(d, hidden, critic_classes) if critic_classes else None
+        d = proj_dim
+        self.proj = nn.Sequential(nn.Linear(c, d), nn.ReLU())
+        self.pairwise = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU())
+        self.classifier = nn.Linear(d, num_actions)
+        self.critic = _mlp(d, d, critic_classes) if critic_classes else None
         self.critic_scale = critic_scale
 
     def forward(self, x: Tensor, x_after: Tensor) -> dict[str, Tensor]:
         f = self.backbone(torch.cat([x, x_after])).mean(dim=(2, 3))
         p1, p2 = self.proj(f).chunk(2)
         delta = p2 - p1
-        joint = torch.cat([p1, delta] if self.head == "respair" else [p1, p2], dim=1)
-        out = {"logits": self.pair(joint), "delta": delta}
+        z = self.pairwise(torch.cat([p1, delta] if self.head == "respair" else [p1, p2], dim=1))
+        out = {"logits": self.classifier(z), "delta": delta, "p1": p1, "p2": p2}
         if self.critic is not None:
-            out["critic"] = self.critic(GradReverse.apply(delta, self.critic_scale))  # pyright: ignore[reportArgumentType]
+            out["critic"] = self.critic(GradReverse.apply(z, self.critic_scale))  # pyright: ignore[reportArgumentType]
         return out
 
 
@@ -303,16 +308,31 @@ def l1_sparsity(delta: Tensor, reduction: Literal["sum", "mean"] = "sum") -> Ten
     return per.mean()
 
 
-def block_invariance_loss(delta: Tensor, labels: Tensor, num_blocks: int) -> Tensor:
-    """SMS baseline: mean squared δ over the dimensions outside the action's own block.
+def verb_blocks(num_verbs: int, antonyms: Sequence[tuple[int, int]]) -> list[int]:
+    """Block of each verb for the SMS baseline (``main.py``): antonyms share a block, every other verb has its
+    own; blocks are numbered in verb order."""
+    partner = {a: b for a, b in antonyms} | {b: a for a, b in antonyms}
+    block: list[int] = []
+    count = 0
+    for v in range(num_verbs):
+        if v in partner and partner[v] < v:
+            block.append(block[partner[v]])
+        else:
+            block.append(count)
+            count += 1
+    return block
 
-    The ``d`` dimensions of ``delta [B, d]`` are cut into ``num_blocks`` contiguous blocks (dimension j
-    belongs to block ``⌊j · num_blocks / d⌋``; block a belongs to action a); action ``labels[i]`` should
-    change only its own block, so every other dimension's change is pushed to zero.
+
+def block_invariance_loss(p1: Tensor, p2: Tensor, blocks: Tensor, num_blocks: int) -> Tensor:
+    """SMS baseline (``sparsity/block.py: sparse_criterion_with_label``): MSE of p1 vs p2 outside the action's block.
+
+    The ``d`` dimensions of ``p [B, d]`` are cut into ``num_blocks`` blocks of ``d // num_blocks`` (the
+    remainder joins the last block); block ``blocks[i]`` is the one action i may change, every other
+    dimension's change is penalised: ``mean_{i,j} ((p1 − p2)_ij · invariant_ij)²`` over all B × d entries.
     """
-    b, d = delta.shape
+    b, d = p1.shape
     if d < num_blocks:
-        raise ValueError(f"delta width {d} is smaller than the {num_blocks} blocks")
-    block = torch.arange(d, device=delta.device) * num_blocks // d
-    outside = block[None, :] != labels[:, None]
-    return (delta.pow(2) * outside).sum(1).div(outside.sum(1).clamp(min=1)).mean()
+        raise ValueError(f"embedding width {d} is smaller than the {num_blocks} blocks")
+    dim_block = (torch.arange(d, device=p1.device) // (d // num_blocks)).clamp(max=num_blocks - 1)
+    invariant = (dim_block[None, :] != blocks[:, None]).to(p1.dtype)
+    return F.mse_loss(p1 * invariant, p2 * invariant)

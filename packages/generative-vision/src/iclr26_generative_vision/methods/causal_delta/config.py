@@ -97,9 +97,7 @@ class CausalDeltaConfig:
     """τ of the SupCon loss (not given in the paper's main text; 0.1 as SupCon)."""
 
     respair_dim: PosInt = 64
-    """Width of the baselines' proj = Linear→ReLU (Causal Triplet: 64)."""
-    pair_hidden: PosInt = 256
-    """Hidden width of the baselines' pairwise MLP."""
+    """Width d of the baselines' proj = Linear→ReLU and pairwise MLP (Causal Triplet: 64)."""
     sms_weight: NonNegFloat = 0.1
     """Weight of the SMS baseline's block-invariance MSE (Causal Triplet sweeps 1e-3..1)."""
     icm_weight: NonNegFloat = 1.0
@@ -169,7 +167,6 @@ PRESETS: dict[str, CausalDeltaConfig] = {
         proj_dim=16,
         proj_hidden=32,
         respair_dim=16,
-        pair_hidden=32,
         top_k=4,
         epochs=1,
         batch_size=32,

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from iclr26_generative_vision.data.causal_triplet import NOUNS, VERBS
+from iclr26_generative_vision.data.causal_triplet import ANTONYMS, NOUNS, VERBS
 from iclr26_generative_vision.methods.causal_delta.config import CausalDeltaConfig
 from iclr26_generative_vision.nn.causal_delta import (
     CausalDeltaEncoder,
@@ -21,8 +21,12 @@ from iclr26_generative_vision.nn.causal_delta import (
     l1_sparsity,
     resnet18_backbone,
     supcon_loss,
+    verb_blocks,
 )
 from iclr26_shared.distributed import DistContext
+
+#: SMS blocks: antonym verbs share one (the benchmark's ``verb_block``).
+_VERB_BLOCKS = verb_blocks(len(VERBS), [(VERBS.index(a), VERBS.index(b)) for a, b in ANTONYMS])
 
 __all__ = ["build_model", "evaluate", "loss_terms", "loss_weights", "to_tensor", "train_variant"]
 
@@ -42,7 +46,6 @@ def build_model(cfg: CausalDeltaConfig, variant: str) -> nn.Module:
             v,
             head="concat" if variant == "pair-concat" else "respair",
             proj_dim=cfg.respair_dim,
-            hidden=cfg.pair_hidden,
             critic_classes=len(NOUNS) if variant == "icm" else 0,
         )
     mode = "patch" if variant == "cde-patch" else "global"
@@ -77,7 +80,8 @@ def loss_terms(
             terms["l1"] = l1_sparsity(z, cfg.sparse_reduction)
         terms["loss"] = terms["ce"] + ac * terms.get("supcon", 0.0) + as_ * terms.get("l1", 0.0)
     elif variant == "sms":
-        terms["sms"] = block_invariance_loss(out["delta"], verbs, len(VERBS))
+        blocks = torch.tensor(_VERB_BLOCKS, device=verbs.device)[verbs]
+        terms["sms"] = block_invariance_loss(out["p1"], out["p2"], blocks, max(_VERB_BLOCKS) + 1)
         terms["loss"] = terms["ce"] + cfg.sms_weight * terms["sms"]
     elif variant == "icm":
         terms["critic"] = F.cross_entropy(out["critic"], nouns)  # the critic learns; the encoder gets −∇
