@@ -5,7 +5,7 @@ Public API::
     from iclr26_science.fmri import load_hcp, aal2_network_map, SemantoksEncoder
     hcp = load_hcp()                                   # 7 real HCP scans, [80, 432] each at TR 2 s
     net = aal2_network_map()                           # heuristic Yeo-7 labels of the 80 AAL2 ROIs
-    enc = SemantoksEncoder(net.groups(), dim=64, depth=2, heads=4, patch=16, patches=4)
+    enc = SemantoksEncoder([g.tolist() for g in net.groups()], dim=64, depth=2, heads=4, patch=16, patches=4)
 
 Needs the ``fmri`` extra (neurolib, nilearn, scipy); without it, importing this package raises
 :class:`~iclr26_science._extras.MissingExtraError` naming the extra.

@@ -99,7 +99,6 @@ def simulate_subject(
     divided by 1000, the OU noise has ``τ = dt`` (white at the step) and amplitude chosen so that one step
     adds ``noise·√dt`` as in an Euler–Maruyama step.
     """
-    import numba  # noqa: F401  (neurolib's integrator; imported here so the error names it if missing)
     from neurolib.models.hopf import HopfModel
 
     step = round(tr / dt)

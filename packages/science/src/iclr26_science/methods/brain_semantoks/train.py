@@ -46,6 +46,7 @@ from iclr26_science.fmri import (
 )
 from iclr26_science.methods.brain_semantoks.config import BrainSemantoksConfig
 from iclr26_science.methods.brain_semantoks.model import build_encoder, build_mae, build_pretrainer
+from iclr26_shared.errors import DataError
 from iclr26_shared.runs import RunDir
 
 __all__ = ["build_cohorts", "extract", "pretrain_mae", "pretrain_semantoks", "run"]
@@ -62,8 +63,6 @@ def build_cohorts(cfg: BrainSemantoksConfig) -> tuple[BoldSet, BoldSet, BoldSet,
                    min_length=cfg.crop * cfg.id_windows)  # fmt: skip
     for data in (pool, probe, hcp):
         if data.n_rois != net.n_rois:
-            from iclr26_shared.errors import DataError
-
             raise DataError(f"scans have {data.n_rois} ROIs, the network map {net.n_rois}")
     return pool, probe, hcp, net
 
