@@ -172,7 +172,7 @@ PRESETS: dict[str, CausalDeltaConfig] = {
         batch_size=32,
         log_every=2,
     ),
-    # ~200 CPU-seconds per seed measured. L1 as a mean over the l dims: with a CNN trained from scratch the
+    # ~270 CPU-seconds per seed measured. L1 as a mean over the l dims: with a CNN trained from scratch the
     # paper's sum (α_s = 1 on Σ_j |δ_j|, l = 128) drives δ to zero before the classifier reads it (README).
     "quick": CausalDeltaConfig(num_pairs=2400, image_size=48, epochs=12, batch_size=64, sparse_reduction="mean"),
     "full": CausalDeltaConfig(
