@@ -7,7 +7,7 @@
   SupCon hurts OOD accuracy more than removing L1, i.e. CDE without sparsity beats CDE without SupCon (2);
 * δ-space geometry (Fig. "antonym actions"): antonym actions are anti-parallel in δ-space: the mean cosine
   of two individual deltas of antonym actions is below ``antonym_threshold`` (3). (The cosine of the two
-  actions' *mean* δ is ≈ −1 for any encoder, an untrained one included, because one action's before/after
+  actions' *mean* δ is strongly negative for any encoder, an untrained one included, because one action's before/after
   images are its antonym's after/before; the report shows it and the untrained encoder as references.);
 * controlled check (a large, known effect: before/after images differ only where the action acted, so the
   action is easy to read off IID pairs): CDE's IID test accuracy reaches ``control_accuracy`` (chance 1/7).

@@ -56,8 +56,8 @@ def action_cosines(deltas: np.ndarray, verbs: np.ndarray) -> dict[str, Any]:
     ``other_pairwise``). Non-antonym pairs are summarised by their mean *absolute* cosine (their signed mean
     cancels: with u_close ≈ −u_open, cos(open, on) + cos(close, on) ≈ 0 for any encoder); ``within`` is
     the mean cosine of two different samples of one action (invariance:
-    1 when every sample of an action has the same direction). The mean-δ cosine of antonyms is ≈ −1 for any
-    encoder when one action's before/after images are the other's after/before, so the pairwise one is
+    1 when every sample of an action has the same direction). The mean-δ cosine of antonyms is strongly negative for
+    any encoder when one action's before/after images are the other's after/before, so the pairwise one is
     the measure that also asks for invariance. ``matrix`` is over ``VERBS`` order, NaN where an action is absent.
     """
     v = len(VERBS)
