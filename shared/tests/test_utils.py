@@ -83,7 +83,10 @@ def test_bench_measures_ratios_in_one_process(tmp_path: Path, monkeypatch) -> No
     out = tmp_path / "b.json"
     code = bench_main("demo", lambda quick: {"r": compare(work(1.0), work(3.0), repeats=2)}, ["--out", str(out)])
     assert code == 0
-    assert json.loads(out.read_text())["results"]["r"]["speedup"] == 3.0
+    written = json.loads(out.read_text())
+    assert written["results"]["r"]["speedup"] == 3.0
+    # the JSON says whether other processes shared the CPUs during the benchmark
+    assert {"cpus", "foreign_cpu_fraction", "loaded"} <= set(written["machine"])
     with pytest.raises(ValueError):
         measure(work(1.0), repeats=0)
 

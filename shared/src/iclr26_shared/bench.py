@@ -241,7 +241,8 @@ def compare(
 
 
 def bench_main(name: str, run: Callable[[bool], Mapping[str, Any]], argv: list[str] | None = None) -> int:
-    """CLI of a benchmark script: ``--out PATH`` (JSON), ``--quick`` (smaller sizes); prints the JSON."""
+    """CLI of a benchmark script: ``--out PATH`` (JSON), ``--quick`` (smaller sizes); prints the JSON. The JSON
+    records under ``machine`` how much of the CPUs other processes used meanwhile (:func:`cpu_share`)."""
     import json
     import platform
 
@@ -251,6 +252,8 @@ def bench_main(name: str, run: Callable[[bool], Mapping[str, Any]], argv: list[s
     parser.add_argument("--out", type=Path, default=Path("runs") / "bench" / f"{name}.json")
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     args = parser.parse_args(argv)
+    with cpu_share() as share:
+        measured = dict(run(args.quick))
     results = {
         "benchmark": name,
         "quick": args.quick,
@@ -258,7 +261,9 @@ def bench_main(name: str, run: Callable[[bool], Mapping[str, Any]], argv: list[s
         "torch": torch.__version__,
         "platform": platform.platform(),
         "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-        "results": dict(run(args.quick)),
+        # whether other processes shared the CPUs while it ran (timings then are not an idle machine's)
+        "machine": share.to_dict(),
+        "results": measured,
     }
     atomic_write_json(args.out, results)
     print(json.dumps(results["results"], indent=2, default=str))
