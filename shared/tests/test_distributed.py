@@ -10,7 +10,7 @@ import pytest
 
 from iclr26_shared.distributed import DistContext, get_context
 from iclr26_shared.errors import UsageError
-from iclr26_shared.testing import TOY_DDP_SPEC, smoke_run
+from iclr26_shared.testing import TOY_DDP_SPEC, run_single_and_torchrun, smoke_run
 
 
 def _torchrun(out: Path, *extra: str, nproc: int = 2) -> subprocess.CompletedProcess[str]:
@@ -36,16 +36,6 @@ def test_single_process_context_is_the_identity() -> None:
         two.shard(list(range(5)), what="batch_size")
 
 
-def test_torchrun_two_processes_match_one(tmp_path: Path) -> None:
-    single, _ = smoke_run(TOY_DDP_SPEC, tmp_path / "one")
-    res = _torchrun(tmp_path / "two")
-    assert res.returncode == 0, res.stderr[-2000:]
-    (two,) = list((tmp_path / "two" / "toy-ddp").iterdir())  # exactly one run directory
-    assert json.loads((two / "results.json").read_text())["world_size"] == 2
-    assert _losses(two) == pytest.approx(_losses(single.path), rel=1e-5, abs=1e-6)
-    assert res.stdout.count("run directory:") == 1  # only rank 0 reports
-
-
 @pytest.mark.slow
 def test_torchrun_resume_across_ranks(tmp_path: Path) -> None:
     single, _ = smoke_run(TOY_DDP_SPEC, tmp_path / "one")
@@ -64,3 +54,14 @@ def test_bad_launch_world_larger_than_the_batch(tmp_path: Path) -> None:
     res = _torchrun(tmp_path, "--batch-size", "3", nproc=2)
     assert res.returncode != 0 and "cannot be split evenly over 2 processes" in res.stderr
     assert "Traceback" not in "".join(ln for ln in res.stderr.splitlines(True) if "error:" in ln)
+
+
+def test_torchrun_two_processes_match_one(tmp_path: Path) -> None:
+    args = ["toy-ddp", "--preset", "smoke", "--device", "cpu", "--quiet"]
+    one, two = run_single_and_torchrun("iclr26_shared.testing", args, tmp_path)
+    # exactly one run directory each: only rank 0 writes
+    (a,), (b,) = list((one / "toy-ddp").iterdir()), list((two / "toy-ddp").iterdir())
+    assert json.loads((b / "results.json").read_text())["world_size"] == 2
+    assert _losses(b) == pytest.approx(_losses(a), rel=1e-5, abs=1e-6)
+    with pytest.raises(AssertionError, match="exited"):  # a failing launch shows its stderr
+        run_single_and_torchrun("iclr26_shared.testing", [*args, "--batch-size", "3"], tmp_path / "bad")

@@ -3,6 +3,7 @@
 * :func:`assert_close` with explicit per-dtype tolerances,
 * :func:`run_cli` to call a ``main(argv) -> int`` in-process and capture its output,
 * :func:`smoke_run` / :func:`assert_valid_run_dir` for the per-method CLI smoke test,
+* :func:`run_single_and_torchrun` for the "two torchrun processes follow one process" trainer tests,
 * :data:`TOY_SPEC`, a real (tiny) method used to test the machinery: minibatch SGD on ridge regression,
   checked against the closed-form solution, with checkpoints every few steps so resume can be tested.
 """
@@ -12,6 +13,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +45,7 @@ __all__ = [
     "check_domain_cli",
     "fake_image_dataset",
     "run_cli",
+    "run_single_and_torchrun",
     "smoke_run",
 ]
 
@@ -94,6 +99,27 @@ def run_cli(main: Callable[[list[str]], int], argv: Sequence[str]) -> CliResult:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
     return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def run_single_and_torchrun(
+    module: str, args: Sequence[str], root: str | Path, *, nproc: int = 2, timeout: float = 300
+) -> tuple[Path, Path]:
+    """Run ``python -m module *args`` once as one process and once under ``torchrun --standalone
+    --nproc-per-node=nproc`` (gloo on CPU), with ``--out-dir root/one`` and ``root/two`` and one thread per
+    process; asserts both exit 0 (showing the end of stderr otherwise) and returns the two out dirs, whose
+    logged losses the caller compares."""
+    root = Path(root)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    launchers = {
+        "one": [sys.executable, "-m", module],
+        "two": [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}"]
+        + ["-m", module],
+    }
+    for name, launcher in launchers.items():
+        cmd = [*launcher, *args, "--out-dir", str(root / name)]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+        assert done.returncode == 0, f"{name} process(es) exited {done.returncode}:\n{done.stderr[-2000:]}"
+    return root / "one", root / "two"
 
 
 def assert_valid_run_dir(path: str | Path) -> dict[str, Any]:
