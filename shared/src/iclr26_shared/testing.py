@@ -106,8 +106,8 @@ def run_single_and_torchrun(
 ) -> tuple[Path, Path]:
     """Run ``python -m module *args`` once as one process and once under ``torchrun --standalone
     --nproc-per-node=nproc`` (gloo on CPU), with ``--out-dir root/one`` and ``root/two`` and one thread per
-    process; asserts both exit 0 (showing the end of stderr otherwise) and returns the two out dirs, whose
-    logged losses the caller compares."""
+    process; asserts both exit 0 (showing the end of stderr otherwise) and that one process reports a run
+    directory (rank 0 only), and returns the two out dirs, whose logged losses the caller compares."""
     root = Path(root)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     launchers = {
@@ -119,6 +119,8 @@ def run_single_and_torchrun(
         cmd = [*launcher, *args, "--out-dir", str(root / name)]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
         assert done.returncode == 0, f"{name} process(es) exited {done.returncode}:\n{done.stderr[-2000:]}"
+        reports = done.stdout.count("run directory:")
+        assert reports == 1, f"{name}: {reports} processes reported a run directory (only rank 0 should)"
     return root / "one", root / "two"
 
 

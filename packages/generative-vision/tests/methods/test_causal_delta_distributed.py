@@ -5,20 +5,14 @@ vanilla pair classifier (CE over equal shards averages to the global CE) and wri
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from iclr26_shared.testing import run_single_and_torchrun
+
 ARGS = ["causal-delta", "--preset", "smoke", "--device", "cpu", "--quiet", "--variants", "vanilla", "cde"]
 ARGS += ["--splits", "comp", "--epochs", "2", "--log-every", "1"]
-
-
-def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, check=False)
 
 
 def _run_dir(root: Path) -> Path:
@@ -33,14 +27,9 @@ def _losses(root: Path) -> list[float]:
 
 @pytest.mark.slow  # three processes that each import torch and render the pool
 def test_torchrun_two_processes_match_one(tmp_path: Path) -> None:
-    one = _run([sys.executable, "-m", "iclr26_generative_vision", *ARGS, "--out-dir", str(tmp_path / "one")])
-    assert one.returncode == 0, one.stderr[-2000:]
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
-    two = _run([*launcher, "-m", "iclr26_generative_vision", *ARGS, "--out-dir", str(tmp_path / "two")])
-    assert two.returncode == 0, two.stderr[-2000:]
-    a, b = _losses(tmp_path / "one"), _losses(tmp_path / "two")
+    one, two = run_single_and_torchrun("iclr26_generative_vision", ARGS, tmp_path)  # rank 0 alone reports
+    a, b = _losses(one), _losses(two)
     assert len(a) == len(b) > 0
     assert b == pytest.approx(a, rel=1e-4, abs=1e-5)
-    assert two.stdout.count("run directory:") == 1
-    results = json.loads((_run_dir(tmp_path / "two") / "results.json").read_text())
+    results = json.loads((_run_dir(two) / "results.json").read_text())
     assert results["world_size"] == 2 and not results["pool"]["from_cache"]

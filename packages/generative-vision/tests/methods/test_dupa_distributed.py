@@ -4,21 +4,15 @@ variant with the same global batch, and exactly one run directory is written (by
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from iclr26_shared.testing import run_single_and_torchrun
+
 ARGS = ["dupa", "--preset", "smoke", "--device", "cpu", "--quiet", "--train-steps", "6", "--log-every", "1"]
 ARGS += ["--eval-every", "6", "--eval-samples-per-class", "1", "--samples-per-class", "1", "--max-train", "100"]
 ARGS += ["--num-inference-steps", "2", "--cfg-guidance-scale", "1"]
-
-
-def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, check=False)
 
 
 def _losses(root: Path) -> dict[str, list[float]]:
@@ -30,16 +24,11 @@ def _losses(root: Path) -> dict[str, list[float]]:
 
 @pytest.mark.slow  # three processes that each import torch + diffusers and train three models
 def test_torchrun_two_processes_match_one(tmp_path: Path) -> None:
-    one = _run([sys.executable, "-m", "iclr26_generative_vision", *ARGS, "--out-dir", str(tmp_path / "one")])
-    assert one.returncode == 0, one.stderr[-2000:]
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
-    two = _run([*launcher, "-m", "iclr26_generative_vision", *ARGS, "--out-dir", str(tmp_path / "two")])
-    assert two.returncode == 0, two.stderr[-2000:]
-    a, b = _losses(tmp_path / "one"), _losses(tmp_path / "two")
+    one, two = run_single_and_torchrun("iclr26_generative_vision", ARGS, tmp_path)  # rank 0 alone reports
+    a, b = _losses(one), _losses(two)
     assert set(a) == set(b) and "dupa/dupa_loss" in a
     for key in a:
         assert len(a[key]) == 6
         assert b[key] == pytest.approx(a[key], rel=1e-4, abs=1e-5), key
-    assert two.stdout.count("run directory:") == 1
-    (run_dir,) = (tmp_path / "two" / "dupa").iterdir()
+    (run_dir,) = (two / "dupa").iterdir()
     assert json.loads((run_dir / "results.json").read_text())["world_size"] == 2

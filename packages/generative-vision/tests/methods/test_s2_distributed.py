@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from iclr26_shared.testing import run_single_and_torchrun
+
 # a tiny image run: 8 DiT steps logged every step, then the shortest evaluation the config allows
 ARGS = [
     "s2-guidance",
@@ -53,16 +55,11 @@ def _losses(root: Path) -> list[float]:
 
 @pytest.mark.slow  # three processes that each import torch + diffusers and train: ~45 CPU-seconds
 def test_torchrun_two_processes_match_one(tmp_path: Path) -> None:
-    one = _run([sys.executable, "-m", "iclr26_generative_vision", *ARGS, "--out-dir", str(tmp_path / "one")])
-    assert one.returncode == 0, one.stderr[-2000:]
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
-    two = _run([*launcher, "-m", "iclr26_generative_vision", *ARGS, "--out-dir", str(tmp_path / "two")])
-    assert two.returncode == 0, two.stderr[-2000:]
-    a, b = _losses(tmp_path / "one"), _losses(tmp_path / "two")
+    one, two = run_single_and_torchrun("iclr26_generative_vision", ARGS, tmp_path)  # rank 0 alone reports
+    a, b = _losses(one), _losses(two)
     assert len(a) == len(b) == 8
     assert b == pytest.approx(a, rel=1e-5, abs=1e-6)
-    assert two.stdout.count("run directory:") == 1  # only rank 0 reports
-    (run_dir,) = (tmp_path / "two" / "s2-guidance").iterdir()
+    (run_dir,) = (two / "s2-guidance").iterdir()
     assert (run_dir / "results.json").is_file()
 
 
