@@ -36,8 +36,9 @@ def test_mnist_5k_ships_offline() -> None:
 def test_fashion_mnist_is_opt_in_with_a_clear_offline_message(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
     monkeypatch.setattr(data, "FASHION_MNIST_DEBIAN", tmp_path / "absent")
-    with pytest.raises(DataError, match="apt-get install dataset-fashion-mnist"):
+    with pytest.raises(DataError, match="apt-get install dataset-fashion-mnist") as err:
         data.load_image_dataset("fashion-mnist")
+    assert str(err.value).count(str(tmp_path / "fashion-mnist")) == 1  # $ICLR26_DATA is also the cache
     root = tmp_path / "fashion-mnist"
     root.mkdir()
     rng = np.random.default_rng(0)

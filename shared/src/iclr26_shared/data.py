@@ -285,7 +285,9 @@ def load_fashion_mnist(allow_download: bool = False) -> ImageDataset:
     Looks in ``$ICLR26_DATA/fashion-mnist``, then the Debian package's ``/usr/share/datasets/fashion-mnist``;
     downloads into the cache only with ``allow_download=True``.
     """
-    candidates = [r / "fashion-mnist" for r in (data_root(), cache_dir()) if r is not None] + [FASHION_MNIST_DEBIAN]
+    # $ICLR26_DATA is also the cache when set: each folder is looked in (and named) once
+    roots = [r / "fashion-mnist" for r in (data_root(), cache_dir()) if r is not None] + [FASHION_MNIST_DEBIAN]
+    candidates = list(dict.fromkeys(roots))
     for root in candidates:
         if all((root / f).is_file() for f in _FASHION_FILES.values()):
             break
