@@ -174,3 +174,29 @@ def test_killed_process_resumes_and_loses_no_finished_work(tmp_path: Path) -> No
     steps = [json.loads(line)["step"] for line in (run_dirs[0] / "metrics.jsonl").read_text().splitlines()]
     assert steps == list(range(1, 61)) and done_before >= 10
     assert results["claims"][0]["verdict"] == "holds"
+
+
+def _fails_with_bad_data(after_metrics: bool):
+    from iclr26_shared.errors import DataError
+
+    def run(cfg: ToyConfig, run: RunDir) -> dict:
+        if after_metrics:
+            run.log(1, loss=1.0)
+        assert run.figures_dir.is_dir()  # an empty folder does not count as work
+        raise DataError("data.csv: expected 3 columns, got 2")
+
+    return run
+
+
+@pytest.mark.parametrize("after_metrics", [False, True])
+def test_bad_input_before_any_work_leaves_no_run_directory(tmp_path: Path, after_metrics: bool) -> None:
+    import dataclasses
+
+    from iclr26_shared.errors import DataError
+
+    spec = dataclasses.replace(TOY_SPEC, run=_fails_with_bad_data(after_metrics))
+    with pytest.raises(DataError, match="data.csv"):
+        execute(spec, ToyConfig(), CommonFlags(device="cpu", out_dir=tmp_path, quiet=True))
+    left = list((tmp_path / TOY_SPEC.name).iterdir())
+    # nothing half-written stays behind; a run that had logged work is kept (it can be inspected)
+    assert len(left) == (1 if after_metrics else 0)

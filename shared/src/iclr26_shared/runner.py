@@ -118,6 +118,7 @@ def execute(
     from iclr26_shared.bench import cpu_share
     from iclr26_shared.device import resolve_device
     from iclr26_shared.distributed import get_context
+    from iclr26_shared.errors import Iclr26Error
     from iclr26_shared.runs import RunDir
     from iclr26_shared.seeding import seed_everything
 
@@ -142,8 +143,12 @@ def execute(
         results = {k: v for k, v in done.items() if k != "claims"}
         claims = [Claim.from_dict(c) for c in done["claims"]]
     else:
-        with cpu_share() as share:
-            results = spec.run(cfg, run)
+        try:
+            with cpu_share() as share:
+                results = spec.run(cfg, run)
+        except Iclr26Error:  # bad input (data file, config): no half-written run directory stays behind
+            run.discard_if_unused()
+            raise
         if not isinstance(results, dict):
             raise TypeError(f"{spec.name}: run() must return a dict, got {type(results).__name__}")
         results = {**results, "machine": share.to_dict()}

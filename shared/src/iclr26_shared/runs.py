@@ -362,6 +362,23 @@ class RunDir:
             raise CheckpointError(f"results {self.results_path} must hold a JSON object")
         return data
 
+    def discard_if_unused(self) -> bool:
+        """Remove this run's directory when nothing but ``config.json``, ``env.json`` and empty folders was
+        written: a bad input found before any work leaves no half-written run behind (nor a directory that
+        ``--resume`` would pick). A resumed run, or one with metrics, checkpoints, figures or any other file,
+        is kept. Rank 0 only; returns whether the directory was removed."""
+        if self.resumed or not self.dist.is_main or not self.path.is_dir():
+            return False
+        for p in self.path.rglob("*"):
+            if p.is_file() and p.parent == self.path and p.name in ("config.json", "env.json"):
+                continue
+            if p.is_file() or p.is_symlink():
+                return False
+        import shutil
+
+        shutil.rmtree(self.path)
+        return True
+
     def write_report(self, markdown: str) -> Path:
         """Write report.md atomically (rank 0 only)."""
         if not self.dist.is_main:
