@@ -13,6 +13,7 @@ import pytest
 
 from iclr26_shared import bench
 from iclr26_shared.bench import LOADED_FRACTION, CpuShare, cpu_share
+from iclr26_shared.reproduce import _summaries, run_one
 from iclr26_shared.runner import CommonFlags, execute
 from iclr26_shared.spec import Claim
 from iclr26_shared.testing import TOY_SPEC, ToyConfig
@@ -95,3 +96,22 @@ def test_execute_records_the_machine_and_leaves_loaded_timing_claims_unjudged(
     assert not claims[0].loaded  # not a timing claim
     report = (run.path / "report.md").read_text()
     assert ("other processes shared the CPUs: not judged" in report) is loaded
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_reproduce_marks_timing_claims_of_runs_scheduled_beside_others_as_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alone: bool
+) -> None:
+    # an idle machine (no foreign CPU): only the scheduler's knowledge decides
+    own = bench._own_cpu_seconds
+    start = own()
+    monkeypatch.setattr(bench, "_busy_cpu_seconds", lambda: own() - start)
+    spec = dataclasses.replace(TOY_SPEC, claims=_with_timing_claim)
+    outs = [
+        run_one(spec, "smoke", CommonFlags(seed=s, device="cpu", out_dir=tmp_path, quiet=True), alone) for s in (0, 1)
+    ]
+    assert outs[0].run_dir is not None
+    stored = json.loads((Path(outs[0].run_dir) / "results.json").read_text())["claims"][-1]
+    assert stored["loaded"] is (not alone)  # stored, so a resumed reproduce reads the mark back
+    (timing,) = [s for _, s in _summaries(outs) if s.timing]
+    assert timing.verdict == ("holds" if alone else "inconclusive")

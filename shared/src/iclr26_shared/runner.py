@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iclr26_shared.config import config_to_dict
+from iclr26_shared.errors import Iclr26Error
 from iclr26_shared.spec import Claim, MethodSpec
 
 if TYPE_CHECKING:  # runs/device/seeding import torch: loaded only when a method runs
@@ -55,6 +56,12 @@ def verdict_cell(verdict: str) -> str:
     return {"holds": "holds", "fails": "**fails**"}.get(verdict, f"_{verdict}_")
 
 
+def _timing_label(c: Claim) -> str:
+    if not c.timing:
+        return ""
+    return " (timing; other processes shared the CPUs: not judged)" if c.loaded else " (timing)"
+
+
 def claims_table(claims: Sequence[Claim], *, method: str | None = None) -> str:
     """Markdown table of one run's claims (with a method column when ``method`` is given)."""
     head = ["claim", "metric", "paper", "ours", "reference", "verdict (single run)"]
@@ -65,10 +72,7 @@ def claims_table(claims: Sequence[Claim], *, method: str | None = None) -> str:
         ref = format_number(c.reference)
         ref = ref if c.baseline is not None or c.threshold is None else f"threshold {ref}"
         better = " (higher is better)" if c.better == "higher" else " (lower is better)"
-        timing = (
-            (" (timing; other processes shared the CPUs: not judged)" if c.loaded else " (timing)") if c.timing else ""
-        )
-        row = [c.claim + timing, c.metric + better, c.paper or "—", format_number(c.ours)]
+        row = [c.claim + _timing_label(c), c.metric + better, c.paper or "—", format_number(c.ours)]
         row += [ref, verdict_cell(c.verdict)]
         if method is not None:
             row = [method, *row]
@@ -108,17 +112,26 @@ def method_report(spec: MethodSpec[Any], run: RunDir, results: Mapping[str, Any]
 
 
 def execute(
-    spec: MethodSpec[Any], cfg: Any, flags: CommonFlags, *, preset: str | None = None
+    spec: MethodSpec[Any],
+    cfg: Any,
+    flags: CommonFlags,
+    *,
+    preset: str | None = None,
+    shares_cpus: bool = False,
 ) -> tuple[RunDir, dict[str, Any], list[Claim]]:
     """Run ``spec`` with ``cfg`` and write the complete run directory; returns (run, results, claims).
 
     With ``flags.resume`` a finished run with the same config and seed is not run again: its results are
     read back. User errors raise :class:`~iclr26_shared.errors.Iclr26Error` subclasses.
+
+    A timing claim is marked ``loaded`` (reported, not judged) when other processes used more than
+    :data:`~iclr26_shared.bench.LOADED_FRACTION` of the CPUs during the run, or when the caller knows it
+    scheduled other runs beside this one (``shares_cpus``, e.g. ``iclr26 reproduce``'s parallel pool).
+    The mark is stored in results.json, so a resumed run reads it back.
     """
     from iclr26_shared.bench import cpu_share
     from iclr26_shared.device import resolve_device
     from iclr26_shared.distributed import get_context
-    from iclr26_shared.errors import Iclr26Error
     from iclr26_shared.runs import RunDir
     from iclr26_shared.seeding import seed_everything
 
@@ -153,7 +166,7 @@ def execute(
             raise TypeError(f"{spec.name}: run() must return a dict, got {type(results).__name__}")
         results = {**results, "machine": share.to_dict()}
         claims = spec.check_claims(results)
-        if share.loaded:  # wall-time claims of a run that shared the CPUs are reported, not judged
+        if share.loaded or shares_cpus:  # wall-time claims of a run that shared the CPUs: reported, not judged
             claims = [dataclasses.replace(c, loaded=True) if c.timing else c for c in claims]
     results = {**results, "claims": [c.to_dict() for c in claims]}
     run.write_results(results)
