@@ -12,8 +12,41 @@ Public API (imported lazily so that ``iclr26 list`` stays fast)::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from iclr26_theory_metrics.nn import MLP, VGG9, ResNet9, build_model
+    from iclr26_theory_metrics.ops.hsic import (
+        HSICInputError,
+        classify_subset,
+        hsic,
+        hsic_permutation_null,
+        hsic_test,
+        split_half_dependence,
+    )
+    from iclr26_theory_metrics.ops.neural_collapse import (
+        METRIC_KEYS,
+        ClassStats,
+        NC4Counter,
+        NCAccumulator,
+        NCInputError,
+        naive_neural_collapse_metrics,
+        nc_metrics_from_stats,
+        neural_collapse_metrics,
+    )
+    from iclr26_theory_metrics.ops.richness import (
+        RichnessAccumulator,
+        RichnessInputError,
+        kernel_distance,
+        parameter_norm,
+        richness,
+        richness_spectrum,
+    )
+    from iclr26_theory_metrics.optim import SGDW, InterpolatedAdamW, Signum, SignumW, make_optimizer
+    from iclr26_theory_metrics.recorder import NCRecorder, measure_model
+    from iclr26_theory_metrics.ufm import UFMTrace, simulate_ufm
 
 __all__ = [
     "HSICInputError",
@@ -89,11 +122,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'iclr26_theory_metrics' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
