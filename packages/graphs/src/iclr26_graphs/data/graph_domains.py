@@ -25,10 +25,33 @@ of A-like and B-like graphs (half each: the paper's assumption ``P_T = Σ_i α_i
 density **between** the two ranges. The density shift changes the degree features and the number of
 distracting base cycles, so an expert trained on one side loses accuracy on the other.
 
-Opt-in TU names (``MUTAG``, ``PTC_MR``, ``NCI1``, ``REDDIT-BINARY``) download through PyG's ``TUDataset``
-into ``$ICLR26_DATA/pyg`` (default ``~/.cache/iclr26/pyg``) and fail offline with a clear message. They
-are sorted by edge-to-node ratio: the lower half is A, the upper half B; 30 % of each (random) is held out
-as the mixture target (``target="between"``: the middle third is T, the outer thirds A and B).
+The third offline set, ``smallworld``, is made to test OGMM's premise that the density shift hurts the
+source experts (on ``molecules`` and ``motifs`` the class-defining structure is visible at any density, so
+the experts barely degrade off their domain). Its classes are two **networkx** random-graph families whose
+difference *changes with density*:
+
+* class 0: a **Watts–Strogatz small world** (``networkx.connected_watts_strogatz_graph``: a ring lattice in
+  which each of ``n ~ U{n_min..n_max}`` nodes is joined to its ``k`` nearest neighbours, each edge rewired
+  with probability ``p = 0.1``; ``n · k / 2`` edges);
+* class 1: an **Erdős–Rényi** graph with the same ``n`` and the same number of edges
+  (``networkx.gnm_random_graph``), so that density carries no label information;
+* ``k ~ U{2, 4, 6, 8}``, i.e. exactly ``k / 2 ∈ {1, 2, 3, 4}`` edges per node; node features: the full
+  one-hot degree (slots ``0..n_max − 1``, no cap), the usual featureless-TU convention (REDDIT-BINARY).
+
+The pooled set is split like the TU sets by edge-to-node ratio (:func:`split_by_density`: the lower half,
+``k ∈ {2, 4}``, is A; the upper half, ``k ∈ {6, 8}``, is B). What separates the classes moves with the
+density: in A the small world is a near-regular ring of degree 2–4 while the random graph has leaves and
+isolated nodes; in B the small world sits at degree 5–9 and the random graph spreads over 2–14. An expert
+learns the degree slots of its own domain, and the other domain's slots are ones it has (almost) never
+seen, so it loses much of its accuracy there (checked by OGMM's shift control), as the paper's experts do
+on the TU sets (GCN on PTC: 70.5 in-domain, about 50 off-domain).
+
+Opt-in TU names (``MUTAG``, ``PTC_MR``, ``NCI1``, ``REDDIT-BINARY``) are read in the standard TU format
+(:func:`read_tu`, PyG's ``TUDataset``) from ``$ICLR26_DATA/pyg/tu/<NAME>/raw`` (default
+``~/.cache/iclr26/pyg/tu/<NAME>/raw``); when the files are absent PyG downloads them there (online only),
+and offline the loader fails with one line naming the folder and the files. They are sorted by
+edge-to-node ratio: the lower half is A, the upper half B; 30 % of each (random) is held out as the
+mixture target (``target="between"``: the middle third is T, the outer thirds A and B).
 
 Graphs are returned as dense, zero-padded batches (:class:`DenseGraphs`) because OGMM's generated graphs
 are dense soft adjacencies and the experts use PyG's dense layers.
@@ -37,6 +60,7 @@ are dense soft adjacencies and the experts use PyG's dense layers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import torch
@@ -52,8 +76,11 @@ __all__ = [
     "DomainSplit",
     "molecule_graphs",
     "motif_graph",
+    "smallworld_graphs",
     "motif_graphs",
+    "read_tu",
     "split_by_density",
+    "tu_raw_dir",
     "degree_features",
     "make_domains",
 ]
@@ -226,27 +253,52 @@ def _motif_domains(
     return DomainSplit(a_train, a_test, b_train, b_test, tgt, 2, max_degree + 1)
 
 
-def _tu_domains(name: str, target: Target, seed: int, max_degree: int) -> DomainSplit:
+def tu_raw_dir(name: str) -> Path:
+    """Where the TU files of ``name`` are read from: ``$ICLR26_DATA/pyg/tu/<name>/raw`` (without
+    ``ICLR26_DATA``: ``~/.cache/iclr26/pyg/tu/<name>/raw``), PyG's ``TUDataset`` layout."""
+    return cache_dir() / "pyg" / "tu" / name / "raw"
+
+
+def read_tu(name: str, max_degree: int = 7) -> DenseGraphs:
+    """A TU graph-classification set in the standard TU format, as dense graphs (``domain`` = −1).
+
+    Reads ``<name>_A.txt`` (edges, 1-based node ids), ``<name>_graph_indicator.txt`` (graph id per node) and
+    ``<name>_graph_labels.txt`` (label per graph), plus ``<name>_node_labels.txt`` /
+    ``<name>_node_attributes.txt`` when present, from :func:`tu_raw_dir` with PyG's ``TUDataset`` (its
+    ``read_tu_data``: node labels become one-hot features, graph labels are mapped to ``0..C−1``). When the
+    files are absent PyG downloads the archive there (online only); offline this raises one
+    :class:`DataError` line naming the folder and the files. Graphs without node features get the one-hot
+    degree (capped at ``max_degree``).
+    """
     from torch_geometric.datasets import TUDataset
     from torch_geometric.utils import to_dense_adj
 
-    root = cache_dir() / "pyg" / "tu"
+    raw = tu_raw_dir(name)
+    files = ", ".join(f"{name}_{part}.txt" for part in ("A", "graph_indicator", "graph_labels"))
+    local = all((raw / f"{name}_{part}.txt").is_file() for part in ("A", "graph_indicator"))
     try:
-        ds = TUDataset(str(root), name)
+        ds = TUDataset(str(raw.parent.parent), name)
     except Exception as err:  # download errors come as many types (URLError, OSError, HTTPError...)
+        why = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        if local:
+            raise DataError(f"{name} under {raw}: the TU files could not be read ({why})") from None
         raise DataError(
-            f"data set {name!r} is not cached under {root} and PyG could not download it ({type(err).__name__}: "
-            f"{err}); connect to the internet once or set ICLR26_DATA to a directory holding pyg/tu/{name}"
+            f"data set {name!r}: no TU files in {raw} (expected {files}) and PyG could not download them ({why}); "
+            f"connect to the internet once, or unzip {name}.zip from the TU collection there "
+            f"(ICLR26_DATA sets the root: $ICLR26_DATA/pyg/tu/{name}/raw)"
         ) from None
     graphs = [ds[i] for i in range(len(ds))]
-    if len(graphs) < 10:
-        raise DataError(f"{name} under {root}: {len(graphs)} graphs, expected at least 10 to split by density")
+    if len(graphs) < 1:
+        raise DataError(f"{name} under {raw}: no graphs in {name}_graph_indicator.txt")
+    if any(g.y is None for g in graphs):  # pyright: ignore[reportAttributeAccessIssue]
+        raise DataError(f"{name} under {raw}: no graph labels ({name}_graph_labels.txt is missing)")
     n_max = max(int(g.num_nodes) for g in graphs)  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
     num_feats = int(ds.num_node_features)
     xs, adjs, masks, ys = [], [], [], []
     for g in graphs:
         n = int(g.num_nodes)  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
         a = to_dense_adj(g.edge_index, max_num_nodes=n_max)[0].clamp(max=1)  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]
+        a = torch.maximum(a, a.t())  # TU edge lists hold both directions; be safe with one-directional files
         a.fill_diagonal_(0)
         m = torch.zeros(n_max, dtype=torch.bool)
         m[:n] = True
@@ -259,13 +311,20 @@ def _tu_domains(name: str, target: Target, seed: int, max_degree: int) -> Domain
     x = torch.stack(xs) if num_feats else degree_features(adj, mask, max_degree)
     y = torch.tensor(ys)
     if int(y.min()) < 0:
-        raise DataError(f"{name} under {root}: negative class ids in the TU labels")
-    if int(y.unique().numel()) < 2:
-        raise DataError(f"{name} under {root}: the labels hold one class, expected at least 2")
+        raise DataError(f"{name} under {raw}: negative class ids in the TU labels")
     if not bool(torch.isfinite(x).all()):
-        raise DataError(f"{name} under {root}: node features hold NaN or infinite values")
-    allg = DenseGraphs(x, adj, mask, y, torch.full_like(y, -1))
-    return split_by_density(allg, target, seed, 1 / 3 if target == "between" else 0.3, int(x.size(-1)))
+        raise DataError(f"{name} under {raw}: node features hold NaN or infinite values")
+    return DenseGraphs(x, adj, mask, y, torch.full_like(y, -1))
+
+
+def _tu_domains(name: str, target: Target, seed: int, max_degree: int) -> DomainSplit:
+    allg = read_tu(name, max_degree)
+    raw = tu_raw_dir(name)
+    if len(allg) < 10:
+        raise DataError(f"{name} under {raw}: {len(allg)} graphs, expected at least 10 to split by density")
+    if int(allg.y.unique().numel()) < 2:
+        raise DataError(f"{name} under {raw}: the labels hold one class, expected at least 2")
+    return split_by_density(allg, target, seed, 1 / 3 if target == "between" else 0.3, int(allg.x.size(-1)))
 
 
 def split_by_density(
@@ -307,6 +366,57 @@ def split_by_density(
     return DomainSplit(a_train, a_test, b_train, b_test, allg.subset(t_idx), int(allg.y.max()) + 1, num_features)
 
 
+#: smallworld: lattice degrees k of the Watts–Strogatz graphs (edges per node k / 2) and rewiring probability.
+SMALLWORLD_K: tuple[int, ...] = (2, 4, 6, 8)
+SMALLWORLD_REWIRE = 0.1
+
+
+def smallworld_graphs(
+    num_graphs: int,
+    generator: torch.Generator,
+    *,
+    nodes: tuple[int, int] = (12, 20),
+    lattice_k: tuple[int, ...] = SMALLWORLD_K,
+    rewire: float = SMALLWORLD_REWIRE,
+) -> DenseGraphs:
+    """``num_graphs`` graphs with balanced labels: Watts–Strogatz small worlds (class 0) and Erdős–Rényi
+    graphs with the same node and edge counts (class 1), ``n ~ U{nodes}``, ``k ~ U{lattice_k}``; features
+    ``[G, N, nodes[1]]`` one-hot degree (no cap), ``N = nodes[1]``. Seeded by ``generator`` only."""
+    import networkx as nx
+
+    if num_graphs < 1:
+        raise GraphInputError(f"num_graphs = {num_graphs}: expected >= 1")
+    if not lattice_k or min(lattice_k) < 2 or max(lattice_k) >= nodes[0]:
+        raise GraphInputError(f"lattice_k = {lattice_k}: expected lattice degrees in 2..{nodes[0] - 1} (< min nodes)")
+    n_max = nodes[1]
+    labels = torch.arange(num_graphs) % 2
+    labels = labels[torch.randperm(num_graphs, generator=generator)]
+    adj = torch.zeros(num_graphs, n_max, n_max)
+    mask = torch.zeros(num_graphs, n_max, dtype=torch.bool)
+    for g in range(num_graphs):
+        n = int(torch.randint(nodes[0], nodes[1] + 1, (1,), generator=generator))
+        k = lattice_k[int(torch.randint(0, len(lattice_k), (1,), generator=generator))]
+        nx_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
+        graph = nx.connected_watts_strogatz_graph(n, k, rewire, tries=1000, seed=nx_seed)
+        if int(labels[g]) == 1:
+            graph = nx.gnm_random_graph(n, graph.number_of_edges(), seed=nx_seed)
+        if graph.number_of_edges():
+            e = torch.tensor(list(graph.edges())).t()
+            adj[g, e[0], e[1]] = 1.0
+            adj[g, e[1], e[0]] = 1.0
+        mask[g, :n] = True
+    x = degree_features(adj, mask, n_max - 1)
+    return DenseGraphs(x, adj, mask, labels, torch.full((num_graphs,), -1, dtype=torch.long))
+
+
+def _smallworld_domains(
+    per_domain: int, target_size: int, target: Target, seed: int, nodes: tuple[int, int]
+) -> DomainSplit:
+    total = 2 * per_domain + target_size
+    allg = smallworld_graphs(total, torch.Generator().manual_seed(seed), nodes=nodes)
+    return split_by_density(allg, target, seed, target_size / total, int(allg.x.size(-1)))
+
+
 def molecule_graphs(num: int, seed: int) -> DenseGraphs:
     """``num`` class-balanced molecule graphs (:func:`iclr26_graphs.data.molecules.molecule_set`: ase's G2
     molecules plus substituted derivatives; label = hydrogen-bond donor), dense and zero-padded."""
@@ -346,18 +456,22 @@ def make_domains(
     nodes: tuple[int, int] = (12, 20),
     max_degree: int = 7,
 ) -> DomainSplit:
-    """The source domains A, B and the target T of ``dataset`` (``molecules`` or ``motifs`` offline, or a
-    TU name). ``molecules``: ``2 · per_domain + target_size`` molecules split by density (each source keeps
-    about ``per_domain`` graphs, a fifth of them as its in-domain test set); ``density_*``, ``nodes`` and
-    ``max_degree`` apply to ``motifs`` only (``max_degree`` also to TU sets without node features)."""
+    """The source domains A, B and the target T of ``dataset`` (``molecules``, ``smallworld`` or ``motifs``
+    offline, or a TU name). ``molecules`` and ``smallworld``: ``2 · per_domain + target_size`` graphs split
+    by density (each source keeps about ``per_domain`` graphs, a fifth of them as its in-domain test set);
+    ``nodes`` applies to ``motifs`` and ``smallworld``; ``density_*`` and ``max_degree`` to ``motifs`` only
+    (``max_degree`` also to TU sets without node features)."""
     if dataset == "molecules":
         return _molecule_domains(per_domain, target_size, target, seed)
+    if dataset == "smallworld":
+        return _smallworld_domains(per_domain, target_size, target, seed, nodes)
     if dataset == "motifs":
         return _motif_domains(per_domain, target_size, density_a, density_b, target, seed, nodes, max_degree)
     if dataset in TU_NAMES:
         return _tu_domains(dataset, target, seed, max_degree)
     raise GraphInputError(
-        f"dataset = {dataset!r}: expected 'molecules', 'motifs' or one of {', '.join(TU_NAMES)} (TU: downloaded)"
+        f"dataset = {dataset!r}: expected 'molecules', 'smallworld', 'motifs' or one of {', '.join(TU_NAMES)} "
+        "(TU: files under $ICLR26_DATA/pyg/tu)"
     )
 
 
@@ -366,6 +480,14 @@ register_dataset(
     lambda **kw: make_domains("molecules", **kw),
     description="iclr26-graphs graph classification: ase's G2 molecules + seeded substituted derivatives, "
     "label = hydrogen-bond donor (N-H/O-H), split into source/target domains by edge density (offline)",
+    offline=True,
+    kind="graph-domains",
+)
+register_dataset(
+    "graphs/smallworld",
+    lambda **kw: make_domains("smallworld", **kw),
+    description="iclr26-graphs graph classification: networkx Watts-Strogatz small worlds vs Erdos-Renyi graphs "
+    "of the same size and edge count, one-hot degree features, source/target domains by edge density (offline)",
     offline=True,
     kind="graph-domains",
 )

@@ -21,10 +21,13 @@ from iclr26_shared.errors import ConfigError
 
 __all__ = ["DATASETS", "OGMMConfig", "PRESETS"]
 
-Dataset = Literal["molecules", "motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY"]
-DATASETS: tuple[str, ...] = ("molecules", "motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY")
+Dataset = Literal["molecules", "smallworld", "motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY"]
+DATASETS: tuple[str, ...] = ("molecules", "smallworld", "motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY")
 ArchName = Literal["gcn", "gat", "gin"]
 Density = Annotated[float, at.Ge(0)]
+#: The largest Watts–Strogatz lattice degree of ``smallworld`` (``graph_domains.SMALLWORLD_K``; kept here so
+#: that the config imports no torch).
+SMALLWORLD_MAX_K = 8
 
 
 @dataclass(frozen=True)
@@ -33,14 +36,17 @@ class OGMMConfig:
 
     dataset: Dataset = "molecules"
     """molecules (offline: ase's G2 molecules + seeded substituted derivatives, label = hydrogen-bond
-    donor, element + degree one-hot features), motifs (offline generator: ER base + house / 5-cycle motif,
-    one-hot degree features) or a TU set (MUTAG, PTC_MR, NCI1, REDDIT-BINARY: downloaded through PyG
-    when online)."""
+    donor, element + degree one-hot features), smallworld (offline, networkx: Watts–Strogatz small worlds vs
+    Erdős–Rényi graphs of the same size and edge count, one-hot degree features; the set whose density
+    split really hurts the experts), motifs (offline generator: ER base + house / 5-cycle motif, one-hot
+    degree features) or a TU set (MUTAG, PTC_MR, NCI1, REDDIT-BINARY: read from $ICLR26_DATA/pyg/tu/NAME/raw,
+    downloaded there through PyG when online)."""
     per_domain: Annotated[int, at.Ge(8)] = 400
     """motifs: training graphs per source domain (a quarter as many more are held out for in-domain tests);
-    molecules: graphs per source domain, a fifth of them held out for in-domain tests."""
+    molecules, smallworld: graphs per source domain, a fifth of them held out for in-domain tests."""
     target_size: Annotated[int, at.Ge(2)] = 400
-    """motifs, molecules: graphs in the target domain (molecules: 2 · per_domain + target_size in all)."""
+    """motifs, molecules, smallworld: graphs in the target domain (molecules, smallworld: 2 · per_domain +
+    target_size in all)."""
     density_a: tuple[Density, Density] = (0.5, 1.0)
     """motifs: edges-per-node range of source A (sparse)."""
     density_b: tuple[Density, Density] = (3.0, 4.0)
@@ -49,9 +55,10 @@ class OGMMConfig:
     """Target: a fresh mixture of A- and B-like graphs (the paper's assumption P_T = Σ α_i P_i) or graphs of
     density between the two sources."""
     min_nodes: Annotated[int, at.Ge(2)] = 12
-    """motifs: smallest base graph (5 motif nodes come on top)."""
+    """motifs: smallest base graph (5 motif nodes come on top); smallworld: smallest graph (above 8, the
+    largest lattice degree)."""
     max_nodes: Annotated[int, at.Ge(2)] = 20
-    """motifs: largest base graph."""
+    """motifs: largest base graph; smallworld: largest graph (also the degree one-hot size)."""
     max_degree: PosInt = 7
     """Degree one-hot size − 1 (larger degrees share the last slot) when graphs have no node features."""
     archs: Annotated[tuple[ArchName, ...], at.MinLen(1)] = ("gcn", "gat", "gin")
@@ -120,6 +127,10 @@ class OGMMConfig:
         if self.density_a[1] > self.density_b[0]:
             raise ConfigError(
                 "density_b", self.density_b, f"a range above density_a = {self.density_a} (A sparse, B dense)"
+            )
+        if self.dataset == "smallworld" and self.min_nodes <= SMALLWORLD_MAX_K:
+            raise ConfigError(
+                "min_nodes", self.min_nodes, f"above {SMALLWORLD_MAX_K} on smallworld (the largest lattice degree k)"
             )
         if len(set(self.archs)) != len(self.archs):
             raise ConfigError("archs", self.archs, "distinct architectures")
