@@ -4,6 +4,11 @@
   EMT element set (Al, Ni, Cu, Pd, Ag, Pt, Au), each labelled with the group that spglib (through
   ``SpacegroupAnalyzer``, ``symprec`` = :data:`~iclr26_science.crystals.structures.DEFAULT_SYMPREC`)
   actually detects; special positions can raise it (139 → 123, 62 → 65).
+* Structure families (:func:`family_crystals`): real prototypes (rocksalt, CsCl, zincblende, fluorite,
+  perovskite, Heusler, Laves, A15, NiAs, AlB2, CaCu5, L1_0, L1_2, rutile, CrB, ...) with the EMT metals
+  on their sites, positions and cell relaxed with EMT under ``FixSymmetry``
+  (:mod:`iclr26_science.crystals.prototypes`); the label is the relaxed EMT energy per atom, i.e. the
+  EMT formation energy relative to the elemental fcc crystals.
 * Real: the fcc elemental crystals of the same elements shipped in ``ase.collections.dcdft``.
 * Target: ASE's effective-medium-theory (EMT) potential energy per atom (eV/atom), computed by ASE on
   the structure. Crystals above ``max_energy`` eV/atom (near-overlapping atoms from the random
@@ -41,6 +46,7 @@ __all__ = [
     "min_distances",
     "relax_volume",
     "relax_volumes",
+    "family_crystals",
     "generate_crystals",
     "graph_batch",
     "orbit_crystals",
@@ -61,13 +67,15 @@ class CrystalDataset:
         crystals: The inputs (standard conventional cells).
         targets: ``float64 [S]`` EMT energy per atom (eV/atom).
         intended: ``int64 [S]`` group the generator was asked for (detected group for real crystals).
-        source: ``"pyxtal"`` or ``"ase-dcdft"``.
+        source: ``"pyxtal"``, ``"orbits"``, ``"prototypes"`` or ``"ase-dcdft"``.
+        families: ``[S]`` structure-family name of each crystal (``prototypes`` only), else ``None``.
     """
 
     crystals: list[CrystalInput]
     targets: np.ndarray
     intended: np.ndarray
     source: str = "pyxtal"
+    families: np.ndarray | None = None
     _graphs: dict[float, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -81,7 +89,8 @@ class CrystalDataset:
     def subset(self, index: Sequence[int] | np.ndarray) -> CrystalDataset:
         """The crystals at ``index`` (graphs are recomputed lazily)."""
         idx = [int(i) for i in index]
-        return CrystalDataset([self.crystals[i] for i in idx], self.targets[idx], self.intended[idx], self.source)
+        fam = None if self.families is None else self.families[idx]
+        return CrystalDataset([self.crystals[i] for i in idx], self.targets[idx], self.intended[idx], self.source, fam)
 
     def graphs(self, cutoff: float) -> list[tuple[np.ndarray, np.ndarray]]:
         """Periodic radius graphs ``(edge_index, edge_vec)`` of every crystal (cached per cutoff)."""
@@ -95,8 +104,11 @@ class CrystalDataset:
 
         counts = np.array([c.num_atoms for c in self.crystals], dtype=np.int64)
         buf = io.BytesIO()
-        np.savez(
+        extra = {} if self.families is None else {"family": np.asarray(self.families, dtype=str)}
+        savez: Any = np.savez  # (numpy's stub types the keyword arrays as its ``allow_pickle`` flag)
+        savez(
             buf,
+            **extra,
             version=np.int64(DATA_VERSION),
             counts=counts,
             species=np.concatenate([c.species for c in self.crystals]),
@@ -137,7 +149,10 @@ class CrystalDataset:
             )
             for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))
         ]
-        return cls(crystals, data["targets"].astype(np.float64), data["intended"].astype(np.int64), source)
+        families = data.get("family")
+        if families is not None and families.shape != (s,):
+            raise DataError(f"{path}: family names must have length {s}")
+        return cls(crystals, data["targets"].astype(np.float64), data["intended"].astype(np.int64), source, families)
 
 
 def emt_energy_per_atom(crystal: CrystalInput) -> float:
@@ -201,7 +216,9 @@ def relax_volumes(data: CrystalDataset, *, cache: bool = True) -> CrystalDataset
         except DataError:
             pass  # recompute a corrupt cache entry
     pairs = [relax_volume(c) for c in data.crystals]
-    out = CrystalDataset([p[0] for p in pairs], np.array([p[1] for p in pairs]), data.intended.copy(), data.source)
+    out = CrystalDataset(
+        [p[0] for p in pairs], np.array([p[1] for p in pairs]), data.intended.copy(), data.source, data.families
+    )
     if cache:
         try:
             out.save(path)
@@ -224,16 +241,39 @@ def min_distances(data: CrystalDataset) -> np.ndarray:
 
 
 def label_diagnostics(data: CrystalDataset) -> dict[str, float]:
-    """How much of the target one scalar explains: Pearson r of the target with the shortest interatomic
-    distance, and the in-sample MAE of a linear fit on it vs the mean predictor's."""
+    """How much of the target simple descriptors explain (in-sample least-squares fits, MAE in the
+    target's unit):
+
+    * ``r_min_distance``: Pearson r of the target with the shortest interatomic distance ``d_min``;
+    * ``linear_fit_min_distance_mae``: MAE of ``a + b d_min`` (the reviewer's "minimum distance" label);
+    * ``composition_fit_mae``: MAE of a linear fit on the element fractions (composition only, no
+      structure);
+    * ``composition_min_distance_fit_mae``: both together;
+    * ``mean_predictor_mae``: MAE of the mean (no skill);
+    * ``min_distance_explained``: ``1 − linear_fit_min_distance_mae / mean_predictor_mae``.
+    """
     d = min_distances(data)
     y = data.targets
     r = float(np.corrcoef(d, y)[0, 1]) if len(y) > 2 and d.std() > 0 and y.std() > 0 else float("nan")
-    coef = np.polyfit(d, y, 1) if len(y) > 2 else np.array([0.0, float(y.mean())])
+    zs = sorted({int(z) for c in data.crystals for z in c.species})
+    frac = np.array([[float(np.mean(c.species == z)) for z in zs] for c in data.crystals])  # [S, E]
+
+    def fit_mae(x: np.ndarray) -> float:
+        design = np.concatenate([np.ones((len(y), 1)), x], 1)
+        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+        return float(np.abs(design @ coef - y).mean())
+
+    mean_mae = float(np.abs(y - y.mean()).mean())
+    dist_mae = fit_mae(d[:, None]) if len(y) > 2 else mean_mae
     return {
         "r_min_distance": r,
-        "linear_fit_min_distance_mae": float(np.abs(np.polyval(coef, d) - y).mean()),
-        "mean_predictor_mae": float(np.abs(y - y.mean()).mean()),
+        "linear_fit_min_distance_mae": dist_mae,
+        "composition_fit_mae": fit_mae(frac[:, 1:]) if len(y) > 2 else mean_mae,
+        "composition_min_distance_fit_mae": fit_mae(np.concatenate([frac[:, 1:], d[:, None]], 1))
+        if len(y) > 2
+        else mean_mae,
+        "mean_predictor_mae": mean_mae,
+        "min_distance_explained": 1.0 - dist_mae / mean_mae if mean_mae > 0 else float("nan"),
     }
 
 
@@ -306,6 +346,57 @@ def generate_crystals(
         data = _generate(
             pyxtal, Group, groups, per_group, seed, elements, max_atoms, volume_factor, max_energy, max_tries
         )
+    if cache:
+        try:
+            data.save(path)
+        except OSError:
+            pass
+    return data
+
+
+def family_crystals(
+    families: Sequence[str],
+    per_family: int,
+    *,
+    seed: int = 0,
+    elements: Sequence[str] = EMT_ELEMENTS,
+    relax: bool = True,
+    fmax: float = 0.01,
+    max_atoms: int = 48,
+    max_energy: float = 3.0,
+    cache: bool = True,
+) -> CrystalDataset:
+    """Real structure families of the EMT metals (:func:`~iclr26_science.crystals.prototypes.prototype_crystals`:
+    rocksalt, CsCl, zincblende, fluorite, perovskite, Heusler, Laves, A15, NiAs, AlB2, CaCu5, L1_0, ...),
+    relaxed under their symmetry with EMT (``relax``) and labelled with the detected group and the EMT
+    energy per atom of the standardised cell; ``families`` records each crystal's family. Cached on disk
+    (``<cache>/crystals/data/prototypes-<hash>.npz``) keyed by every parameter."""
+    from iclr26_science.crystals.prototypes import PROTOTYPES, prototype_crystals
+
+    params: dict[str, object] = dict(
+        families=list(families), per_family=per_family, seed=seed, elements=list(elements), relax=relax,
+        fmax=fmax, max_atoms=max_atoms, max_energy=max_energy, version=DATA_VERSION, generator="prototypes-v1",
+    )  # fmt: skip
+    bad = [e for e in elements if e not in EMT_ELEMENTS]
+    if bad:
+        raise DataError(f"elements {bad} have no EMT parameters (choose from {', '.join(EMT_ELEMENTS)})")
+    from iclr26_shared.config import stable_hash
+    from iclr26_shared.data import cache_dir
+
+    path = cache_dir() / "crystals" / "data" / f"prototypes-{stable_hash(params)}.npz"
+    if cache and path.is_file():
+        try:
+            data = CrystalDataset.load(path, "prototypes")
+            if data.families is not None:
+                return data
+        except DataError:
+            pass  # regenerate a corrupt cache entry
+    crystals, energies, names = prototype_crystals(
+        families, per_family, seed=seed, elements=elements, relax=relax, fmax=fmax, max_energy=max_energy,
+        max_atoms=max_atoms,
+    )  # fmt: skip
+    intended = np.array([PROTOTYPES[n].group for n in names], dtype=np.int64)
+    data = CrystalDataset(crystals, energies, intended, "prototypes", np.array(names, dtype=str))
     if cache:
         try:
             data.save(path)

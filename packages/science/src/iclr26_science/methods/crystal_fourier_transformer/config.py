@@ -23,8 +23,30 @@ SplitFraction = Annotated[float, at.Interval(gt=0, le=0.5)]
 DEFAULT_GROUPS: tuple[int, ...] = (
     2, 12, 14, 15, 62, 63, 65, 71, 123, 129, 139, 140, 141, 148, 164, 166, 187, 191, 194, 216, 221, 225, 227, 229,
 )  # fmt: skip
-#: Held out for the zero-shot test (6 groups as in the paper; one per crystal system bar triclinic).
+#: Held out for the zero-shot test of the pyxtal/orbit data (6 groups as in the paper; one per crystal
+#: system bar triclinic).
 DEFAULT_HOLDOUT: tuple[int, ...] = (15, 71, 140, 166, 191, 229)
+#: Structure families of the ``prototypes`` generator (``iclr26_science.crystals.prototypes.PROTOTYPES``).
+PrototypeName = Literal[
+    "A1-Cu", "A2-W", "Ah-Po", "A4-C", "B1-NaCl", "B2-CsCl", "B3-ZnS", "C1-CaF2", "C1b-MgAgAs", "L12-Cu3Au",
+    "D03-BiF3", "L21-Cu2MnAl", "E21-CaTiO3", "D09-ReO3", "C15-MgCu2", "A15-Cr3Si", "A3-Mg", "B81-NiAs",
+    "D019-Ni3Sn", "B4-ZnO", "C32-AlB2", "D2d-CaCu5", "C6-CdI2", "L11-CuPt", "L10-CuAu", "C11b-MoSi2",
+    "D022-TiAl3", "C4-TiO2", "Bf-CrB",
+]  # fmt: skip
+#: Space group of each family's ideal prototype (equals ``PROTOTYPES[name].group``; checked by a test).
+FAMILY_GROUPS: dict[str, int] = {
+    "A1-Cu": 225, "A2-W": 229, "Ah-Po": 221, "A4-C": 227, "B1-NaCl": 225, "B2-CsCl": 221, "B3-ZnS": 216,
+    "C1-CaF2": 225, "C1b-MgAgAs": 216, "L12-Cu3Au": 221, "D03-BiF3": 225, "L21-Cu2MnAl": 225,
+    "E21-CaTiO3": 221, "D09-ReO3": 221, "C15-MgCu2": 227, "A15-Cr3Si": 223, "A3-Mg": 194, "B81-NiAs": 194,
+    "D019-Ni3Sn": 194, "B4-ZnO": 186, "C32-AlB2": 191, "D2d-CaCu5": 191, "C6-CdI2": 164, "L11-CuPt": 166,
+    "L10-CuAu": 123, "C11b-MoSi2": 139, "D022-TiAl3": 139, "C4-TiO2": 136, "Bf-CrB": 63,
+}  # fmt: skip
+#: Every family (default of ``families``).
+ALL_PROTOTYPES: tuple[PrototypeName, ...] = tuple(FAMILY_GROUPS)  # type: ignore[assignment]
+#: Held out for the zero-shot test of the prototype data: the groups of 8 families (zincblende and
+#: half-Heusler F-43m, A15 Pm-3n, AlB2 and CaCu5 P6/mmm, CrB Cmcm, CdI2 P-3m1, rutile P4_2/mnm) that
+#: no training family has: 2 cubic, hexagonal, orthorhombic, trigonal and tetragonal groups.
+PROTOTYPE_HOLDOUT: tuple[int, ...] = (216, 223, 191, 63, 164, 136)
 
 
 @dataclass(frozen=True)
@@ -33,12 +55,21 @@ class CrystalFourierTransformerConfig:
 
     groups: Annotated[tuple[SpaceGroup, ...], at.MinLen(1)] = DEFAULT_GROUPS
     """Space groups the generator is asked for (crystals are labelled with the detected group)."""
-    holdout_groups: tuple[SpaceGroup, ...] = DEFAULT_HOLDOUT
-    """Detected groups never seen in property training (zero-shot test set)."""
+    holdout_groups: tuple[SpaceGroup, ...] = ()
+    """Detected groups never seen in property training (zero-shot test set); empty = the generator's
+    default (pyxtal/orbits: 15 71 140 166 191 229; prototypes: 216 223 191 63 164 136)."""
     per_group: PosInt = 30
-    """Crystals generated per requested group."""
-    generator: Literal["pyxtal", "orbits"] = "pyxtal"
-    """pyxtal random crystals (default) or the small built-in Wyckoff-orbit generator."""
+    """Crystals generated per requested group (pyxtal / orbits)."""
+    generator: Literal["pyxtal", "orbits", "prototypes"] = "pyxtal"
+    """pyxtal random crystals (default), the small built-in Wyckoff-orbit generator, or real structure
+    families (``prototypes``: rocksalt, CsCl, zincblende, perovskite, Laves, A15, ... of the EMT metals,
+    relaxed under their symmetry; ``iclr26_science.crystals.prototypes``)."""
+    families: Annotated[tuple[PrototypeName, ...], at.MinLen(2)] = ALL_PROTOTYPES
+    """Structure families of the ``prototypes`` generator."""
+    per_family: PosInt = 30
+    """Crystals per family (``prototypes``; distinct species assignments, fewer when a family has fewer)."""
+    relax_fmax: PosFloat = 0.01
+    """Force/stress convergence (eV/Å) of the symmetry-constrained relaxation (``prototypes``)."""
     elements: Annotated[tuple[EmtElement, ...], at.MinLen(2)] = ("Al", "Ni", "Cu", "Pd", "Ag", "Pt", "Au")
     """Species drawn (two per crystal); must have EMT parameters."""
     max_atoms: PosInt = 48
@@ -46,9 +77,10 @@ class CrystalFourierTransformerConfig:
     max_energy: PosFloat = 3.0
     """Crystals above this EMT energy (eV/atom: near-overlapping atoms) are dropped."""
     label: Literal["emt-relaxed", "emt"] = "emt-relaxed"
-    """Target: EMT energy per atom after relaxing the cell volume (fractional coordinates and cell shape
-    fixed; the model sees the relaxed cell), or at the generated volume (``emt``: almost only a function
-    of the shortest interatomic distance)."""
+    """Target: EMT energy per atom after relaxation, or at the generated cell (``emt``: for pyxtal almost
+    only a function of the shortest interatomic distance). Relaxation: pyxtal/orbits relax the cell
+    volume only (fractional coordinates and cell shape fixed); prototypes relax positions and cell under
+    ``FixSymmetry``. The models see the relaxed cell."""
     data_seed: NonNegInt = 0
     """Seed of the crystal generator (separate from --seed, so all seeds see the same data)."""
     num_basis: PosInt = 64
@@ -123,17 +155,32 @@ class CrystalFourierTransformerConfig:
 
     def __post_init__(self) -> None:
         validate(self)
-        if not set(self.groups) - set(self.holdout_groups):
+        if self.generator != "prototypes" and not set(self.groups) - set(self.holdout):
             raise ConfigError("holdout_groups", self.holdout_groups, "to leave at least one group for training")
+        if self.generator == "prototypes":
+            family_groups = {FAMILY_GROUPS[f] for f in self.families}
+            if not family_groups - set(self.holdout):
+                raise ConfigError("holdout_groups", self.holdout, "to leave at least one family's group for training")
+            if not family_groups & set(self.holdout):
+                raise ConfigError(
+                    "holdout_groups", self.holdout, f"at least one group of the chosen families {sorted(family_groups)}"
+                )
         if len(set(self.elements)) < 2:
             raise ConfigError("elements", self.elements, "two or more distinct elements")
         if self.dim % self.heads:
             raise ConfigError("heads", self.heads, f"a divisor of dim = {self.dim}")
 
     @property
+    def holdout(self) -> tuple[int, ...]:
+        """The held-out groups: ``holdout_groups``, or the generator's default when it is empty."""
+        if self.holdout_groups:
+            return self.holdout_groups
+        return PROTOTYPE_HOLDOUT if self.generator == "prototypes" else DEFAULT_HOLDOUT
+
+    @property
     def train_groups(self) -> tuple[int, ...]:
         """Requested groups outside the hold-out."""
-        return tuple(g for g in self.groups if g not in self.holdout_groups)
+        return tuple(g for g in self.groups if g not in self.holdout)
 
 
 PRESETS: dict[str, CrystalFourierTransformerConfig] = {
@@ -162,8 +209,8 @@ PRESETS: dict[str, CrystalFourierTransformerConfig] = {
         invariance_points=4,
     ),
     "quick": CrystalFourierTransformerConfig(
-        per_group=30,
-        elements=("Cu", "Au"),
+        generator="prototypes",
+        per_family=30,
         num_basis=32,
         dim=64,
         depth=2,
@@ -176,5 +223,7 @@ PRESETS: dict[str, CrystalFourierTransformerConfig] = {
         e3nn_gated="4x1o+4x2e",
         e3nn_layers=2,
     ),
-    "full": CrystalFourierTransformerConfig(per_group=100, pretrain_steps=3000, epochs=300, lr=3e-4),
+    "full": CrystalFourierTransformerConfig(
+        generator="prototypes", per_family=210, pretrain_steps=3000, epochs=300, lr=3e-4
+    ),
 }

@@ -29,6 +29,7 @@ from torch import nn
 from iclr26_science.crystals.basis import SymmetryAdaptedBasis
 from iclr26_science.crystals.dataset import (
     CrystalDataset,
+    family_crystals,
     generate_crystals,
     graph_batch,
     label_diagnostics,
@@ -87,7 +88,7 @@ def check_invariance(groups: list[int], num_basis: int, points: int, seed: int =
 def split_dataset(data: CrystalDataset, cfg: CrystalFourierTransformerConfig, seed: int) -> dict[str, np.ndarray]:
     """Indices: ``train``/``val``/``test`` among seen (detected) groups, ``holdout`` = held-out groups."""
     groups = data.groups
-    hold = np.isin(groups, cfg.holdout_groups)
+    hold = np.isin(groups, cfg.holdout)
     seen = np.flatnonzero(~hold)
     rng = np.random.default_rng(seed)
     seen = rng.permutation(seen)
@@ -96,7 +97,7 @@ def split_dataset(data: CrystalDataset, cfg: CrystalFourierTransformerConfig, se
     if len(seen) < n_val + n_test + 1:
         raise DataError(f"only {len(seen)} seen-group crystals: too few to split (raise per_group)")
     if not hold.any():
-        raise DataError(f"no generated crystal was detected in the held-out groups {cfg.holdout_groups}")
+        raise DataError(f"no generated crystal was detected in the held-out groups {cfg.holdout}")
     return {
         "val": np.sort(seen[:n_val]),
         "test": np.sort(seen[n_val : n_val + n_test]),
@@ -188,6 +189,7 @@ def _fit(
     log: Callable[..., None],
     seed: int,
     extra_eval: dict[str, Callable[[], tuple[torch.Tensor, torch.Tensor]]],
+    families: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Train on ``split['train']`` (standardised target), select on val MAE, evaluate every split."""
     device = run.device
@@ -246,6 +248,10 @@ def _fit(
             result["holdout_mae_per_group"] = {
                 str(g): float(err[groups[idx] == g].mean()) for g in np.unique(groups[idx])
             }
+            if families is not None:
+                result["holdout_mae_per_family"] = {
+                    str(f): float(err[families[idx] == f].mean()) for f in np.unique(families[idx])
+                }
     t0 = time.perf_counter()
     predict(split["test"])
     if device.type == "cuda":
@@ -259,6 +265,11 @@ def _fit(
 
 
 def _load_data(cfg: CrystalFourierTransformerConfig) -> CrystalDataset:
+    if cfg.generator == "prototypes":
+        return family_crystals(
+            cfg.families, cfg.per_family, seed=cfg.data_seed, elements=cfg.elements, relax=cfg.label == "emt-relaxed",
+            fmax=cfg.relax_fmax, max_atoms=cfg.max_atoms, max_energy=cfg.max_energy,
+        )  # fmt: skip
     gen = generate_crystals if cfg.generator == "pyxtal" else orbit_crystals
     return gen(cfg.groups, cfg.per_group, seed=cfg.data_seed, elements=cfg.elements, max_atoms=cfg.max_atoms,
                max_energy=cfg.max_energy)  # fmt: skip
@@ -299,9 +310,11 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
     t0 = time.perf_counter()
     data = _load_data(cfg)
     real = real_crystals(tuple(e for e in cfg.elements))
-    unrelaxed = label_diagnostics(data)
+    unrelaxed = label_diagnostics(data) if cfg.generator != "prototypes" else None
     if cfg.label == "emt-relaxed":
-        data, real = relax_volumes(data), relax_volumes(real)
+        if cfg.generator != "prototypes":  # the prototype data were relaxed under symmetry when generated
+            data = relax_volumes(data)
+        real = relax_volumes(real)
     split = split_dataset(data, cfg, seed=run.seed)
     results["data"] = {
         "generator": cfg.generator,
@@ -313,14 +326,26 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
         "split_sizes": {k: int(len(v)) for k, v in split.items()},
         "detected_groups": sorted({int(g) for g in data.groups}),
         "holdout_detected_groups": sorted({int(g) for g in data.groups[split["holdout"]]}),
+        "families": None if data.families is None else sorted({str(f) for f in data.families}),
+        "holdout_families": None
+        if data.families is None
+        else sorted({str(f) for f in data.families[split["holdout"]]}),
+        "train_families": None if data.families is None else sorted({str(f) for f in data.families[split["train"]]}),
         "target_mean": float(data.targets.mean()),
         "target_std": float(data.targets.std()),
         "load_s": time.perf_counter() - t0,
     }
     train_mean = float(data.targets[split["train"]].mean())
-    results["mean_predictor"] = {
+    mean_predictor: dict[str, Any] = {
         f"{part}_mae": float(np.abs(data.targets[split[part]] - train_mean).mean()) for part in ("test", "holdout")
     }
+    if data.families is not None:  # no-skill level per held-out family
+        hold = split["holdout"]
+        mean_predictor["holdout_mae_per_family"] = {
+            str(f): float(np.abs(data.targets[hold][data.families[hold] == f] - train_mean).mean())
+            for f in np.unique(data.families[hold])
+        }
+    results["mean_predictor"] = mean_predictor
     targets = torch.as_tensor(data.targets, dtype=torch.float32)
     real_targets = torch.as_tensor(real.targets, dtype=torch.float32)
     n_max = max(c.num_atoms for c in data.crystals)
@@ -393,8 +418,9 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
                     return m.eval()(b), real_targets
 
             res = _fit(
-                kind, model, make, targets, split, data.groups, cfg, cfg.lr, run, log, run.seed, {"real": real_eval}
-            )
+                kind, model, make, targets, split, data.groups, cfg, cfg.lr, run, log, run.seed, {"real": real_eval},
+                data.families,
+            )  # fmt: skip
         else:
             model = build_e3nn(cfg)
             data.graphs(cfg.e3nn_cutoff)
@@ -421,6 +447,7 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
                 log,
                 run.seed,
                 {"real": real_eval_g},
+                data.families,
             )
         res["preprocess_s_per_structure"] = prep_s
         results[kind] = res
@@ -428,7 +455,7 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
 
     _figure(results, run)
     results["config"] = {"zero_shot_ratio": cfg.zero_shot_ratio, "accuracy_ratio": cfg.accuracy_ratio,
-                         "mae_margin": cfg.mae_margin, "holdout_groups": list(cfg.holdout_groups)}  # fmt: skip
+                         "mae_margin": cfg.mae_margin, "holdout_groups": list(cfg.holdout)}  # fmt: skip
     return results
 
 
