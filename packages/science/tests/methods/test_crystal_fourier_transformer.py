@@ -174,3 +174,14 @@ def test_help_imports_no_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False False"
+
+
+def test_report_lists_held_out_families_next_to_the_mean_predictor() -> None:
+    from iclr26_science.methods.crystal_fourier_transformer.claims import report
+
+    results = _results((0.2, 0.25), (0.2, 0.5), (0.2, 0.3))
+    results["mean_predictor"]["holdout_mae_per_family"] = {"A15-Cr3Si": 0.3, "B3-ZnS": 0.5}
+    results["cft"]["holdout_mae_per_family"] = {"A15-Cr3Si": 0.1, "B3-ZnS": 0.4}
+    text = report(results)
+    assert "| mean predictor | 0.300 | 0.500 |" in text and "| cft | 0.100 | 0.400 |" in text
+    assert "| plain | — | — |" in text

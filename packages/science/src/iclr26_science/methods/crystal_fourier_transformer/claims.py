@@ -145,6 +145,15 @@ def report(results: Mapping[str, Any]) -> str:
                   "|---|" + "---|" * len(groups)]  # fmt: skip
         for m, v in per_group.items():
             lines.append(f"| {m} | " + " | ".join(f"{v[g]:.3f}" if g in v else "—" for g in groups) + " |")
+    per_family = {m: results[m].get("holdout_mae_per_family", {}) for m in ("cft", "plain", "e3nn") if m in results}
+    if "mean_predictor" in results:
+        per_family = {"mean predictor": results["mean_predictor"].get("holdout_mae_per_family", {}), **per_family}
+    families = sorted({f for v in per_family.values() for f in v})
+    if families:
+        lines += ["", "Held-out MAE per structure family:", "", "| model | " + " | ".join(families) + " |",
+                  "|---|" + "---|" * len(families)]  # fmt: skip
+        for m, v in per_family.items():
+            lines.append(f"| {m} | " + " | ".join(f"{v[f]:.3f}" if f in v else "—" for f in families) + " |")
     d = results.get("data", {})
     lines += ["", f"Data: {d.get('num_crystals')} {d.get('generator')} crystals, split {d.get('split_sizes')}, "
               f"held-out detected groups {d.get('holdout_detected_groups')}; target {d.get('label', 'emt')} "
