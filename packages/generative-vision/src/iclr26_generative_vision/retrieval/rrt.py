@@ -5,22 +5,35 @@ Input tokens of a pair: ``[CLS, g_q, q_1..q_M, SEP, g_x, x_1..x_N]`` (global and
 projected to ``dim``) plus a segment embedding (query / database); a transformer encoder (pre-norm,
 ``layers`` × ``heads``) and a linear head on the CLS token give the pair logit (BCE, label 1 = same
 instance). Padded descriptors are masked out of attention.
+
+Initialisation (``init``): ``"bert"`` (default) draws the CLS/SEP tokens and the segment embeddings from
+N(0, 0.02²) as BERT and RRT do; ``"torch"`` keeps PyTorch's ``nn.Embedding`` default N(0, 1) for the segment
+embeddings. With unit-norm RootSIFT input the projected descriptors have entries of size ~0.05, so under
+``"torch"`` the segment embedding (norm ≈ √dim) swamps the content of every token, the pre-norm layers see
+almost only the segment, and the BCE stays at chance (measured: 0.69 → 0.68 in 180 and in 540 steps at any
+lr from 1e-4 to 2e-3); under ``"bert"`` the same schedule trains (0.69 → 0.57 in 180 steps, 0.18 in 540).
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import torch
 from torch import Tensor, nn
 
 from iclr26_generative_vision.retrieval.elvis import check_pair_batch
 
-__all__ = ["RerankingTransformer"]
+__all__ = ["RRTInit", "RerankingTransformer"]
+
+RRTInit = Literal["bert", "torch"]
 
 
 class RerankingTransformer(nn.Module):
     """RRT-style pair classifier: ``logit = head(Transformer([CLS, g_q, q, SEP, g_x, x])[CLS])`` ``[B]``."""
 
-    def __init__(self, in_dim: int, *, dim: int = 128, layers: int = 2, heads: int = 4, ffn: int = 256) -> None:
+    def __init__(
+        self, in_dim: int, *, dim: int = 128, layers: int = 2, heads: int = 4, ffn: int = 256, init: RRTInit = "bert"
+    ) -> None:
         super().__init__()
         self.local = nn.Linear(in_dim, dim)
         self.glob = nn.Linear(in_dim, dim)
@@ -33,6 +46,8 @@ class RerankingTransformer(nn.Module):
         self.head = nn.Linear(dim, 1)
         nn.init.normal_(self.cls, std=0.02)
         nn.init.normal_(self.sep, std=0.02)
+        if init == "bert":
+            nn.init.normal_(self.segment.weight, std=0.02)
 
     def num_inference_parameters(self) -> int:
         """Every parameter (the whole network runs at inference)."""

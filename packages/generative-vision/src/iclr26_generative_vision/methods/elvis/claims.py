@@ -141,17 +141,18 @@ def report(results: Mapping[str, Any]) -> str:
         "mean of Medium and Hard mAP@k (revisited protocol); chance (random ranking) "
         f"ID {fmt(chance.get('id'))}, OOD {fmt(chance.get('ood'))}.",
         "",
-        "| scorer | ID mAP | OOD mAP | avg mAP |",
-        "|---|---|---|---|",
+        "| scorer | ID mAP | OOD mAP | avg mAP | OOD Easy / Medium / Hard |",
+        "|---|---|---|---|---|",
     ]
     for s, row in results["summary"].items():
-        lines.append(f"| {s} | {fmt(row['id'])} | {fmt(row['ood'])} | {fmt(row['avg'])} |")
+        emh = " / ".join(fmt(row.get(f"ood_{split}")) for split in ("easy", "medium", "hard"))
+        lines.append(f"| {s} | {fmt(row['id'])} | {fmt(row['ood'])} | {fmt(row['avg'])} | {emh} |")
     per = results["map"]
     scorers = list(next(iter(per.values())))
-    lines += ["", "### Per domain: Medium / Hard mAP", "", "| scorer | " + " | ".join(per) + " |"]
+    lines += ["", "### Per domain: Easy / Medium / Hard mAP", "", "| scorer | " + " | ".join(per) + " |"]
     lines.append("|---" * (len(per) + 1) + "|")
     for s in scorers:
-        cells = [f"{fmt(per[d][s]['medium'])} / {fmt(per[d][s]['hard'])}" for d in per]
+        cells = [" / ".join(fmt(per[d][s].get(split)) for split in ("easy", "medium", "hard")) for d in per]
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     aucs = results.get("pair_auc", {})
     if aucs:

@@ -48,7 +48,7 @@ def build_reranker(cfg: ELViSConfig, variant: str, in_dim: int = 128) -> nn.Modu
     """The network of a trained variant (``elvis*`` or ``rrt``)."""
     if variant == "rrt":
         return RerankingTransformer(
-            in_dim, dim=cfg.rrt_dim, layers=cfg.rrt_layers, heads=cfg.rrt_heads, ffn=2 * cfg.rrt_dim
+            in_dim, dim=cfg.rrt_dim, layers=cfg.rrt_layers, heads=cfg.rrt_heads, ffn=2 * cfg.rrt_dim, init=cfg.rrt_init
         )
     dustbins: dict[str, Dustbin] = {"elvis-no-dustbin": "none", "elvis-scalar-dustbin": "scalar"}
     return ELViS(
@@ -117,14 +117,16 @@ def train_reranker(
     """Triplet training with BCE on ``g(s)`` (or the transformer's logit): AdamW, warmup-cosine; returns losses.
 
     The triplets are the same for every variant (they depend only on ``seed``), so the variants see the
-    same pairs in the same order.
+    same pairs in the same order; the transformer's epochs and lr are ``cfg.schedule("rrt")`` (with more
+    epochs its first ``cfg.epochs`` epochs are ELViS's, then more of the same kind).
     """
+    n_epochs, lr = cfg.schedule("rrt" if isinstance(model, RerankingTransformer) else "elvis")
     rng = np.random.default_rng(seed)
-    epochs = [training_triplets(views, cfg.hard_negative_pool, rng) for _ in range(cfg.epochs)]
+    epochs = [training_triplets(views, cfg.hard_negative_pool, rng) for _ in range(n_epochs)]
     steps_per_epoch = math.ceil(len(views) / cfg.batch_size)
-    total = cfg.epochs * steps_per_epoch
+    total = n_epochs * steps_per_epoch
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _warmup_cosine(s, total))
     model.to(device).train()
     losses: list[float] = []

@@ -5,8 +5,10 @@ warps, no queries); its other photographs are the in-domain (ID) test set and ev
 out-of-domain (OOD) test set (``data.retrieval``); (2) ELViS, its ablations and the transformer re-ranker
 are trained on the same triplets (same seed, same order); (3) every test domain is ranked by the global
 descriptor and its top-k shortlist re-ranked by each scorer (global only, Chamfer, Chamfer+OT, RANSAC,
-the trained ones); mAP@k Medium (every view a positive) and Hard (only hard views; easy ones ignored) and
-their mean, per domain and as ID / OOD / average; (4) the controlled check's pair AUC on the ID shortlists;
+the trained ones); mAP@k Easy (only easy views positive; hard ones ignored), Medium (every view a
+positive) and Hard (only hard views; easy ones ignored) as in the revisited Oxford/Paris protocol, and the
+mean of Medium and Hard (the headline ``map``, as the official code averages M and H), per domain and as
+ID / OOD / average; (4) the controlled check's pair AUC on the ID shortlists;
 (5) parameters and µs per pair of each re-ranker at ``max_keypoints`` descriptors.
 """
 
@@ -109,9 +111,10 @@ def evaluate_domain(
     easy = pos & ~hard
 
     def maps(o: np.ndarray) -> dict[str, float]:
+        easy_map = mean_average_precision(o, easy, junk=hard, k=cfg.map_k)
         medium = mean_average_precision(o, pos, k=cfg.map_k)
         hard_map = mean_average_precision(o, hard, junk=easy, k=cfg.map_k)
-        return {"medium": medium, "hard": hard_map, "map": 0.5 * (medium + hard_map)}
+        return {"easy": easy_map, "medium": medium, "hard": hard_map, "map": 0.5 * (medium + hard_map)}
 
     out = {"global": maps(order)}
     labels = pos[ia, ib]
@@ -129,12 +132,14 @@ def evaluate_domain(
     return out, aucs
 
 
-def time_per_pair(model: torch.nn.Module | None, name: str, cfg: ELViSConfig, device: torch.device) -> float:
+def time_per_pair(
+    model: torch.nn.Module | None, name: str, cfg: ELViSConfig, device: torch.device, in_dim: int = 128
+) -> float:
     """Median µs per pair of a scorer on ``timing_pairs`` random pairs with ``max_keypoints`` descriptors each."""
     n, m = cfg.timing_pairs, cfg.max_keypoints
     gen = torch.Generator().manual_seed(0)
-    q = torch.nn.functional.normalize(torch.randn(n, m, 128, generator=gen), dim=-1).to(device)
-    x = torch.nn.functional.normalize(torch.randn(n, m, 128, generator=gen), dim=-1).to(device)
+    q = torch.nn.functional.normalize(torch.randn(n, m, in_dim, generator=gen), dim=-1).to(device)
+    x = torch.nn.functional.normalize(torch.randn(n, m, in_dim, generator=gen), dim=-1).to(device)
     mask = torch.ones(n, m, dtype=torch.bool, device=device)
 
     def call() -> Any:
@@ -152,14 +157,17 @@ def time_per_pair(model: torch.nn.Module | None, name: str, cfg: ELViSConfig, de
 def _summary(per_domain: dict[str, dict[str, dict[str, float]]], cfg: ELViSConfig) -> dict[str, dict[str, float]]:
     scorers = next(iter(per_domain.values())).keys()
     ood = cfg.held_out_domains
-    return {
-        s: {
+    out: dict[str, dict[str, float]] = {}
+    for s in scorers:
+        out[s] = {
             "id": per_domain[cfg.train_domain][s]["map"],
             "ood": float(np.mean([per_domain[d][s]["map"] for d in ood])),
             "avg": float(np.mean([per_domain[d][s]["map"] for d in per_domain])),
         }
-        for s in scorers
-    }
+        for split in ("easy", "medium", "hard"):  # the revisited protocol's splits, ID and OOD
+            out[s][f"id_{split}"] = per_domain[cfg.train_domain][s][split]
+            out[s][f"ood_{split}"] = float(np.mean([per_domain[d][s][split] for d in ood]))
+    return out
 
 
 def run(cfg: ELViSConfig, run_dir: RunDir) -> dict[str, Any]:
@@ -182,15 +190,16 @@ def run(cfg: ELViSConfig, run_dir: RunDir) -> dict[str, Any]:
     ckpt = run_dir.load_checkpoint()
     done: dict[str, Any] = dict(ckpt[1]) if ckpt else {}
     losses: dict[str, list[float]] = {}
-    steps_per_variant = cfg.epochs * -(-len(train) // cfg.batch_size)
-    with run_dir.progress(steps_per_variant * len(cfg.variants), "elvis: train " + ", ".join(cfg.variants)) as bar:
+    steps = {v: cfg.schedule(v)[0] * -(-len(train) // cfg.batch_size) for v in cfg.variants}
+    in_dim = int(train.desc.shape[-1])
+    with run_dir.progress(sum(steps.values()), "elvis: train " + ", ".join(cfg.variants)) as bar:
         for i, variant in enumerate(cfg.variants):
             torch.manual_seed(seed)
-            model = build_reranker(cfg, variant).to(device)
+            model = build_reranker(cfg, variant, in_dim).to(device)
             if variant in done:  # resumed: this variant finished before the run was stopped
                 model.load_state_dict(done[variant]["state"])
                 losses[variant] = list(done[variant]["losses"])
-                bar.advance(steps_per_variant)
+                bar.advance(steps[variant])
             else:
 
                 def on_step(step: int, loss: float, v: str = variant) -> None:
@@ -202,7 +211,10 @@ def run(cfg: ELViSConfig, run_dir: RunDir) -> dict[str, Any]:
                 done[variant] = {"state": model.state_dict(), "losses": losses[variant]}
                 run_dir.save_checkpoint(i + 1, done)
             models[variant] = model.eval()
-    results["losses"] = {v: {"first": ls[0], "last": ls[-1], "steps": len(ls)} for v, ls in losses.items()}
+    results["losses"] = {
+        v: {"first": ls[0], "last": ls[-1], "steps": len(ls), "epochs": cfg.schedule(v)[0], "lr": cfg.schedule(v)[1]}
+        for v, ls in losses.items()
+    }
     scorers: dict[str, torch.nn.Module | None] = {**dict.fromkeys(ZERO_PARAM), **models}
     per_domain: dict[str, dict[str, dict[str, float]]] = {}
     aucs: dict[str, dict[str, float]] = {}
@@ -222,11 +234,11 @@ def run(cfg: ELViSConfig, run_dir: RunDir) -> dict[str, Any]:
     }
     results["pair_auc"] = aucs
     cost: dict[str, dict[str, float]] = {
-        "chamfer-ot": {"params": 0, "us_per_pair": time_per_pair(None, "chamfer-ot", cfg, device)}
+        "chamfer-ot": {"params": 0, "us_per_pair": time_per_pair(None, "chamfer-ot", cfg, device, in_dim)}
     }
     for v, m in models.items():
         params = m.num_inference_parameters() if isinstance(m, ELViS) else sum(p.numel() for p in m.parameters())
-        cost[v] = {"params": int(params), "us_per_pair": time_per_pair(m, v, cfg, device)}
+        cost[v] = {"params": int(params), "us_per_pair": time_per_pair(m, v, cfg, device, in_dim)}
     results["cost"] = cost
     if run_dir.dist.is_main:
         _plots(results, run_dir)
