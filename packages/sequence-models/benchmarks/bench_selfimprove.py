@@ -2,9 +2,14 @@
 
 * rollout tokens/s (``generate_rollouts``, KV cache) and GRPO training steps/s (log-probs + RESTRAIN loss +
   backward + AdamW step) for the tiny Llama and, without ``--quick``, SmolLM2-135M-Instruct;
-* per-item cost of pair construction: Semantic Voting (MiniLM embeddings + HDBSCAN + scores) vs
-  self-judging (a forward pass of the judge prompts through the policy; the tiny model and, without
-  ``--quick``, SmolLM2-135M as the judge). Ratio ``sj_over_sv`` > 1 means SV is cheaper.
+* per-item cost of pair construction for N candidate sentences of the ``scenes`` task: Semantic Voting
+  (MiniLM embeddings + HDBSCAN + scores) vs self-judging (a forward pass of the N judge prompts through the
+  policy; the tiny model and, without ``--quick``, SmolLM2-135M as the judge). Ratio ``sj_over_sv`` > 1 means
+  SV is cheaper.
+
+The SmolLM2 case (without ``--quick``) is sized to a few minutes on 2 CPU cores: loading the GGUF
+(dequantised, timed apart), 4 chat prompts x 4 rollouts x 32 new tokens, two timed GRPO steps (full
+fine-tuning, fp32) after one warm-up, and the judge over 64 candidates.
 
     uv run python packages/sequence-models/benchmarks/bench_selfimprove.py [--quick] [--out FILE]
 
@@ -13,6 +18,7 @@ Headline numbers are to be measured on an idle machine (or a GPU).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import torch
@@ -21,6 +27,7 @@ from iclr26_sequence_models.selfimprove.generation import generate_rollouts
 from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, load_smollm2, tiny_llama
 from iclr26_sequence_models.selfimprove.rl import RestrainSettings, grpo_loss, restrain_targets, token_logprobs
 from iclr26_sequence_models.selfimprove.semantic import embed_texts, semantic_vote_pair
+from iclr26_sequence_models.selfimprove.tasks import SceneTask, scene_sentences
 from iclr26_shared.bench import bench_main, measure
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -81,15 +88,20 @@ def run(quick: bool) -> dict[str, Any]:
     prompts = ["3+4-2=", "9-1+5=", "7+7+0=", "1-8+3="] * (1 if quick else 4)
     results["tiny"] = _policy_case(tiny, codec, prompts, n=8, new_tokens=4, repeats=2 if quick else 5)
     n = 16 if quick else 64
-    cands = [f"three hundred forty {w}" for w in ("seven", "eight", "six", "seven", "seven", "one", "two", "seven")]
-    cands = (cands * (n // len(cands) + 1))[:n]
+    # a scene's candidates: its correct wordings and wrong-slot ones (a policy's samples look like this)
+    right = scene_sentences("cat", "red", "under", "box")
+    wrong = scene_sentences("cat", "red", "under", "bag") + scene_sentences("dog", "red", "in", "box")
+    cands = [(right, wrong)[i % 3 == 2][i % 14] for i in range(n)]
     embed_texts(["warm-up"])
 
     def sv() -> None:
         semantic_vote_pair(cands, embed_texts(cands))
 
     sv_s = measure(sv, repeats=2 if quick else 5, warmup=1)["median_s"]
-    sj_tiny = _judge_cost(tiny.to(DEVICE), codec, "347>", cands, repeats=2 if quick else 5)
+    tiny_scene = tiny_llama(CharCodec(SceneTask.ALPHABET).vocab_size, hidden_size=96, max_positions=128, seed=0)
+    sj_tiny = _judge_cost(
+        tiny_scene.to(DEVICE), CharCodec(SceneTask.ALPHABET), "cat red under box>", cands, 2 if quick else 5
+    )
     results["pair_cost_per_item"] = {
         "candidates": n,
         "sv_s": sv_s,
@@ -97,11 +109,14 @@ def run(quick: bool) -> dict[str, Any]:
         "sj_tiny_over_sv": sj_tiny / sv_s,
     }
     if not quick:
+        t0 = time.perf_counter()
         model, hf = load_smollm2(DEVICE)
+        load_s = time.perf_counter() - t0
         model.requires_grad_(True)
-        chat = ["What is 12 + 7? Reply with the number only.", "What is 30 - 4? Reply with the number only."] * 4
-        results["smollm2"] = _policy_case(model, hf, chat, n=4, new_tokens=32, repeats=2)
-        sj_smol = _judge_cost(model, hf, "Write 347 in words: ", [c + ". Is this correct? Answer" for c in cands], 2)
+        chat = ["What is 12 + 7? Reply with the number only.", "What is 30 - 4? Reply with the number only."] * 2
+        results["smollm2"] = {"load_s": load_s, **_policy_case(model, hf, chat, n=4, new_tokens=32, repeats=2)}
+        judge = "Describe in one sentence: a red cat under a box. Candidate: "
+        sj_smol = _judge_cost(model, hf, judge, [c + ". Is this description correct? Answer" for c in cands], 2)
         results["pair_cost_per_item"].update(sj_smollm2_s=sj_smol, sj_smollm2_over_sv=sj_smol / sv_s)
     return results
 

@@ -29,7 +29,8 @@ def test_config_validation() -> None:
         RestrainConfig(n_test=10, curve_size=20)
     with pytest.raises(ConfigError, match="clip_eps"):
         RestrainConfig(clip_eps=1.5)
-    assert set(PRESETS) == {"smoke", "quick", "full"} and PRESETS["full"].model == "smollm2"
+    assert set(PRESETS) == {"smoke", "quick", "full", "smollm2"}
+    assert PRESETS["full"].model == PRESETS["smollm2"].model == "smollm2"
 
 
 def test_variant_settings_are_the_paper_reductions() -> None:

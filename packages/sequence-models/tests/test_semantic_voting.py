@@ -21,7 +21,14 @@ from iclr26_sequence_models.selfimprove.semantic import (
     semantic_scores,
     semantic_vote_pair,
 )
-from iclr26_sequence_models.selfimprove.tasks import NumberWordsTask, chrf, number_to_words
+from iclr26_sequence_models.selfimprove.tasks import (
+    NumberWordsTask,
+    SceneTask,
+    best_chrf,
+    chrf,
+    number_to_words,
+    scene_sentences,
+)
 from iclr26_shared.errors import ConfigError
 
 
@@ -133,11 +140,11 @@ def test_gold_and_random_pairs() -> None:
     from iclr26_sequence_models.methods.semantic_voting.train import build_pairs
 
     prompts = ["1>", "2>", "3>"]
-    refs = {"1>": "one", "2>": "two", "3>": "three"}
+    refs = {"1>": ("one",), "2>": ("two",), "3>": ("three", "tree")}
     cands = [["one", "one", "oone", "nine"], ["two"] * 4, ["three", "thre", "three", "tree"]]
     cfg = SemanticVotingConfig(samples=4, filter_length=2, min_cluster_size=2)
     gold, _ = build_pairs("gold", None, None, prompts, cands, cfg, {}, refs)  # type: ignore[arg-type]
-    assert gold == [("1>", "one", "nine"), ("3>", "three", "tree")]
+    assert gold == [("1>", "one", "nine"), ("3>", "three", "thre")]  # "tree" is a correct answer too
     rnd, _ = build_pairs("random", None, None, prompts, cands, cfg, {}, refs, seed=1)  # type: ignore[arg-type]
     assert [p for p, _, _ in rnd] == ["1>", "3>"]
     assert all(c != r and {c, r} <= set(cands[prompts.index(p)]) for p, c, r in rnd)
@@ -158,6 +165,31 @@ def test_chrf_and_number_words() -> None:
         NumberWordsTask(digits=2, sizes={"train": 101}, seed=0)
 
 
+def test_scene_task_has_many_correct_wordings() -> None:
+    """The scenes task: every scene has 14-21 distinct correct sentences carrying the same slots, splits are
+    disjoint, pre-training draws several wordings per scene, and the metrics read all correct wordings."""
+    under = scene_sentences("cat", "red", "under", "box")
+    assert len(under) == len(set(under)) == 21 and under[0] == "the red cat is under the box"
+    assert "beneath the box is a red cat" in under and "a red cat waits below the box" in under
+    assert len(scene_sentences("cat", "red", "in", "box")) == 14
+    assert all({"cat", "red", "box"} <= set(s.split()) for s in under)
+    task = SceneTask(sizes={"pretrain": 30, "train": 10, "test": 20}, seed=3, renderings=4)
+    prompts = [{it.prompt for it in task.splits[s]} for s in ("pretrain", "train", "test")]
+    assert [len(p) for p in prompts] == [30, 10, 20] and not (prompts[0] & prompts[2]) and not (prompts[1] & prompts[2])
+    pairs = task.pretrain_pairs()
+    assert len(pairs) == 120 and len(set(pairs)) == 120  # 4 distinct wordings per scene
+    refs = {it.prompt: it.references for it in task.splits["pretrain"]}
+    assert all(t in refs[p] for p, t in pairs)
+    assert set(SceneTask.ALPHABET) >= {c for it in task.splits["test"] for r in (it.prompt, *it.references) for c in r}
+    # multi-reference metrics: any correct wording scores 1; a wrong slot does not
+    assert best_chrf("beneath the box is a red cat", under) == pytest.approx(1.0)
+    assert chrf("beneath the box is a red cat", under[0]) < 0.9
+    assert best_chrf("beneath the box is a red dog", under) < 0.9
+    assert best_chrf("seven", "seven") == pytest.approx(1.0)  # a plain string is one reference
+    with pytest.raises(ValueError, match="4608 scenes"):
+        SceneTask(sizes={"train": 5000}, seed=0)
+
+
 def test_minilm_embeddings_are_semantic() -> None:
     emb = embed_texts(["The answer is 42.", "It equals forty-two.", "Paris is the capital of France."])
     assert emb.shape == (3, 384) and np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
@@ -168,7 +200,12 @@ def test_config_validation() -> None:
     with pytest.raises(ConfigError, match="filter_length"):
         SemanticVotingConfig(samples=4, filter_length=5, min_cluster_size=2)
     with pytest.raises(ConfigError, match="digits"):
-        SemanticVotingConfig(digits=2)
+        SemanticVotingConfig(task="number_words", digits=2)
+    SemanticVotingConfig(digits=2)  # digits only bounds number_words
+    with pytest.raises(ConfigError, match="n_test"):
+        SemanticVotingConfig(n_test=5000)
+    with pytest.raises(ConfigError, match="task"):
+        SemanticVotingConfig(task="translation")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="variants"):
         SemanticVotingConfig(variants=())
     with pytest.raises(ConfigError, match="distance"):

@@ -123,6 +123,8 @@ class Pair:
     chosen: int
     rejected: int
     cluster_size: int
+    members: tuple[int, ...] = ()
+    """Indices of the candidates the pair was chosen among (the largest cluster, or all valid ones)."""
 
 
 def semantic_vote_pair(
@@ -157,7 +159,7 @@ def semantic_vote_pair(
     chosen, rejected = int(members[int(scores.argmax())]), int(members[int(scores.argmin())])
     if chosen == rejected:
         return None
-    return Pair(chosen, rejected, int(members.size))
+    return Pair(chosen, rejected, int(members.size), tuple(int(i) for i in members))
 
 
 def dpo_loss(

@@ -11,10 +11,24 @@ model to partial competence), ``train`` (its labels are never read by the label-
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["ArithmeticTask", "Problem", "extract_answer"]
+__all__ = [
+    "ArithmeticTask",
+    "NumberWordsTask",
+    "Problem",
+    "SceneItem",
+    "SceneTask",
+    "TextItem",
+    "WordsItem",
+    "best_chrf",
+    "chrf",
+    "extract_answer",
+    "number_to_words",
+    "scene_sentences",
+]
 
 PromptStyle = Literal["compact", "chat"]
 CHAT_INSTRUCTION = "Reply with the number only, as 'Answer: <number>'."
@@ -195,6 +209,11 @@ class WordsItem:
     prompt: str
     reference: str
 
+    @property
+    def references(self) -> tuple[str, ...]:
+        """The one correct rendering (the same interface as :class:`SceneItem`)."""
+        return (self.reference,)
+
 
 class NumberWordsTask:
     """Digits → English words, an open-ended generation task with a reference metric (chrF, exact match).
@@ -213,9 +232,123 @@ class NumberWordsTask:
         if total > 10**digits:
             raise ValueError(f"NumberWordsTask: {total} items requested but only {10**digits} numbers exist")
         numbers = np.random.default_rng(seed).permutation(10**digits)[:total].tolist()
+        self.description = f"numbers < 10^{digits} to English words"
         self.splits: dict[str, list[WordsItem]] = {}
         start = 0
         for name, size in sizes.items():
             self.splits[name] = [WordsItem(f"{n}>", number_to_words(n)) for n in numbers[start : start + size]]
             start += size
         self.max_words_len = max(len(number_to_words(n)) for n in numbers)
+
+    def pretrain_pairs(self) -> list[tuple[str, str]]:
+        """The labelled (prompt, reference) pairs of the ``pretrain`` split."""
+        return [(it.prompt, it.reference) for it in self.splits.get("pretrain", [])]
+
+
+def best_chrf(hypothesis: str, references: Sequence[str]) -> float:
+    """Multi-reference chrF: the highest :func:`chrf` of ``hypothesis`` against any of ``references``
+    (a correct answer worded like any valid rendering scores 1). A plain string is one reference."""
+    if isinstance(references, str):
+        references = (references,)
+    if not references:
+        raise ValueError("best_chrf: no references")
+    return max(chrf(hypothesis, r) for r in references)
+
+
+_ANIMALS = "cat dog fox owl hen cow pig bat rat yak ant bee elk emu ram frog".split()
+_COLOURS = "red blue green black white brown grey pink".split()
+_PLACES = "box bag cup pot hat boat car tent cart nest bed tub".split()
+#: each relation of a scene and its interchangeable wordings
+_RELATIONS: dict[str, tuple[str, ...]] = {
+    "in": ("in", "inside"),
+    "on": ("on", "on top of"),
+    "under": ("under", "below", "beneath"),
+}
+#: sentence templates over colour {c}, animal {a}, relation wording {r}, place {p} (and verb {v} where marked)
+_SCENE_TEMPLATES = (
+    "the {c} {a} is {r} the {p}",
+    "a {c} {a} {v} {r} the {p}",
+    "there is a {c} {a} {r} the {p}",
+    "{r} the {p} is a {c} {a}",
+    "the {a} {r} the {p} is {c}",
+)
+_VERBS = ("sits", "rests", "waits")
+
+
+@dataclass(frozen=True)
+class SceneItem:
+    """One scene (``"cat red under box>"``) and every valid sentence describing it (``references``; never seen
+    by label-free training). ``reference`` is the first, canonical one."""
+
+    prompt: str
+    references: tuple[str, ...]
+
+    @property
+    def reference(self) -> str:
+        """The canonical rendering (first template, first wording)."""
+        return self.references[0]
+
+
+def scene_sentences(animal: str, colour: str, relation: str, place: str) -> tuple[str, ...]:
+    """All renderings of one scene: 5 templates × the relation's wordings (× 3 verbs in the second
+    template), 14-21 distinct sentences of the same meaning, canonical one first."""
+    out: list[str] = []
+    for template in _SCENE_TEMPLATES:
+        for r in _RELATIONS[relation]:
+            for v in _VERBS if "{v}" in template else ("",):
+                out.append(template.format(c=colour, a=animal, r=r, p=place, v=v))
+    return tuple(dict.fromkeys(out))
+
+
+class SceneTask:
+    """Scene description: a scene given as slots (``"cat red under box>"``: animal, colour, relation, place)
+    → one English sentence describing it. An open-ended generation task whose correct answers are worded in
+    many ways (5 templates, relation synonyms such as under / below / beneath, verb synonyms; 14-21 correct
+    sentences per scene), so that a policy pre-trained on all of them samples distinct correct strings.
+    Metrics against the full set of correct sentences (which training never reads): multi-reference chrF
+    (:func:`best_chrf`) and exact match (the sentence is one of them).
+
+    Scenes (16 animals × 8 colours × 3 relations × 12 places = 4608) are drawn without repeats with a seeded
+    NumPy generator and split three ways: ``pretrain`` (labelled: only for pre-training the tiny base model,
+    with ``renderings`` random correct sentences per scene), ``train`` (prompts only) and ``test``.
+    """
+
+    ALPHABET = "0123456789>? abcdefghijklmnopqrstuvwxyz"
+    SCENES = len(_ANIMALS) * len(_COLOURS) * len(_RELATIONS) * len(_PLACES)
+
+    def __init__(self, *, sizes: dict[str, int], seed: int, renderings: int = 4) -> None:
+        import numpy as np
+
+        total = sum(sizes.values())
+        if total > self.SCENES:
+            raise ValueError(f"SceneTask: {total} items requested but only {self.SCENES} scenes exist")
+        rng = np.random.default_rng(seed)
+        rels = list(_RELATIONS)
+        combos = [(a, c, r, p) for a in _ANIMALS for c in _COLOURS for r in rels for p in _PLACES]
+        chosen = rng.permutation(len(combos))[:total].tolist()
+        self.splits: dict[str, list[SceneItem]] = {}
+        start = 0
+        for name, size in sizes.items():
+            self.splits[name] = [
+                SceneItem(f"{a} {c} {r} {p}>", scene_sentences(a, c, r, p))
+                for a, c, r, p in (combos[i] for i in chosen[start : start + size])
+            ]
+            start += size
+        self.renderings = renderings
+        self._rng = rng
+        self.description = "scene description (14-21 correct wordings per scene)"
+        self.max_words_len = max(len(s) for items in self.splits.values() for it in items for s in it.references)
+
+    def pretrain_pairs(self) -> list[tuple[str, str]]:
+        """``renderings`` (prompt, sentence) pairs per pretrain scene, sentences drawn without repeats
+        (seeded), so the base model learns the spread of wordings."""
+        out = []
+        for it in self.splits.get("pretrain", []):
+            k = min(self.renderings, len(it.references))
+            for j in self._rng.choice(len(it.references), size=k, replace=False).tolist():
+                out.append((it.prompt, it.references[int(j)]))
+        return out
+
+
+#: An item of an open-ended task: ``prompt`` and the tuple of its correct ``references``.
+TextItem = WordsItem | SceneItem

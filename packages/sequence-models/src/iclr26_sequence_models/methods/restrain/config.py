@@ -161,4 +161,27 @@ PRESETS: dict[str, RestrainConfig] = {
         eval_every=20,
         pretrain_steps=0,
     ),
+    # SmolLM2-135M-Instruct on CPU: a short demonstration of the same loop at the size 2 CPU cores allow
+    # (~40 CPU-seconds per RL step of 2 prompts x 8 rollouts, full fine-tuning in fp32), test-time RL on 32
+    # chat prompts of 2-term 1-digit chain sums; far below the paper's budget, so its numbers are a smoke
+    # check of the SmolLM2 path, not a test of the claims
+    "smollm2": RestrainConfig(
+        model="smollm2",
+        terms=2,
+        digits=1,
+        n_pretrain=1,
+        pretrain_steps=0,
+        n_train=8,
+        n_test=32,
+        variants=("ttrl", "restrain"),
+        steps=6,
+        prompts_per_step=2,
+        rollouts=8,
+        max_new_tokens=12,
+        kappa=3,
+        lr=1e-5,
+        eval_samples=2,
+        eval_every=3,
+        curve_size=16,
+    ),
 }

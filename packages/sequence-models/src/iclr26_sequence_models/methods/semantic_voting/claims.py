@@ -1,6 +1,6 @@
 """The central claims of Semantic Voting (SVSI, arXiv 2509.23067, main tables and the flipped-pairs control),
-checked on ``results.json`` (only for the variants a run trained). Metric: chrF against held-out references
-that training never reads."""
+checked on ``results.json`` (only for the variants a run trained). Metric: chrF against the correct answers
+(``scenes``: every correct wording, the best match counts), which training never reads."""
 
 from __future__ import annotations
 
@@ -119,17 +119,26 @@ def report(results: Mapping[str, Any]) -> str:
         f"DPO beta {s['dpo_beta']}, lr {s['lr']}, {s['epochs']} epochs",
         "",
         f"Base: chrF {b['final']['chrf']:.4f}, exact {b['final']['exact']:.4f}; "
-        f"{b['sample_exact']:.3f} of the sampled candidates are exactly right; no-skill chrF "
-        f"(another number's words) {results['chance_chrf']:.4f}.",
+        f"{b['sample_exact']:.3f} of the sampled candidates are exactly right"
+        + (
+            f" ({b['distinct_per_prompt']:.1f} distinct strings per prompt, {b['distinct_right_per_prompt']:.1f} of "
+            "them right)"
+            if "distinct_per_prompt" in b
+            else ""
+        )
+        + f"; no-skill chrF (another item's answer) {results['chance_chrf']:.4f}.",
         "",
-        "| run | chrF | exact | pairs | chosen right | rejected right | pair s/item |",
-        "|---|---|---|---|---|---|---|",
+        "| run | chrF | exact | pairs | chosen right | rejected right | chosen / rejected chrF | pool (distinct) "
+        "| pair s/item |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for v, r in results["variants"].items():
         f = r["final"]
+        pool = f"{r['pool_size']:.1f} ({r['pool_distinct']:.1f})" if "pool_size" in r else "-"
+        cr = f"{r['chosen_chrf']:.3f} / {r['rejected_chrf']:.3f}" if "chosen_chrf" in r else "-"
         lines.append(
             f"| {v} | {f['chrf']:.4f} | {f['exact']:.4f} | {r['pairs']} | {r['chosen_exact']:.3f} | "
-            f"{r['rejected_exact']:.3f} | {r['pair_seconds_per_item']:.4f} |"
+            f"{r['rejected_exact']:.3f} | {cr} | {pool} | {r['pair_seconds_per_item']:.4f} |"
         )
     lines.append("")
     return "\n".join(lines)

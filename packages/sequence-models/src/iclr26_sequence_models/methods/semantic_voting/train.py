@@ -1,6 +1,7 @@
 """Training of ``semantic-voting``: sample N candidates per unlabelled prompt from the frozen base model
 once, build (chosen, rejected) pairs with each scorer, train one DPO policy per scorer from the base, and
-evaluate every policy (greedy) against the held-out references with chrF and exact match.
+evaluate every policy (greedy) against the held-out references with chrF and exact match (``scenes``: against
+every correct wording of the scene, multi-reference chrF and membership).
 
 Scorers (SVSI, arXiv 2509.23067, §3 and its baselines):
 
@@ -10,7 +11,7 @@ Scorers (SVSI, arXiv 2509.23067, §3 and its baselines):
 * ``sj``: self-judging, the policy scores each candidate by ``log p(y) − log p(n)`` after a judge prompt;
 * ``em``: entropy minimisation, the policy's most confident candidate (lowest mean token NLL) vs its least;
 * ``gold`` / ``random`` (controlled check, reads the references): the candidate closest to the reference
-  (chrF) vs the farthest, against two random distinct candidates of the same prompts.
+  (multi-reference chrF) vs the farthest, against two random distinct candidates of the same prompts.
 
 DPO runs go through :mod:`iclr26_shared.distributed` (each rank takes its share of each batch of pairs).
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,7 @@ from iclr26_sequence_models.selfimprove.generation import generate_rollouts, pac
 from iclr26_sequence_models.selfimprove.models import CharCodec
 from iclr26_sequence_models.selfimprove.rl import token_logprobs
 from iclr26_sequence_models.selfimprove.semantic import dpo_loss, embed_texts, semantic_vote_pair
-from iclr26_sequence_models.selfimprove.tasks import WordsItem, chrf
+from iclr26_sequence_models.selfimprove.tasks import TextItem, best_chrf
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
@@ -41,8 +43,8 @@ PairList = list[tuple[str, str, str]]  # (prompt, chosen, rejected)
 
 
 @torch.no_grad()
-def evaluate(model: Any, codec: CharCodec, items: list[WordsItem], cfg: SemanticVotingConfig) -> dict[str, float]:
-    """Greedy decoding; mean chrF and exact match against the references."""
+def evaluate(model: Any, codec: CharCodec, items: Sequence[TextItem], cfg: SemanticVotingConfig) -> dict[str, float]:
+    """Greedy decoding; mean (multi-reference) chrF and exact match against each item's correct references."""
     scores, exact = [], []
     for start in range(0, len(items), 128):
         part = items[start : start + 128]
@@ -50,8 +52,8 @@ def evaluate(model: Any, codec: CharCodec, items: list[WordsItem], cfg: Semantic
             model, codec, [it.prompt for it in part], n=1, max_new_tokens=cfg.max_new_tokens, greedy=True
         )
         for it, text in zip(part, roll.texts, strict=True):
-            scores.append(chrf(text.strip(), it.reference))
-            exact.append(float(text.strip() == it.reference))
+            scores.append(best_chrf(text.strip(), it.references))
+            exact.append(float(text.strip() in it.references))
     return {"chrf": float(np.mean(scores)), "exact": float(np.mean(exact))}
 
 
@@ -122,13 +124,14 @@ def build_pairs(
     cands: list[list[str]],
     cfg: SemanticVotingConfig,
     sv_cache: dict[str, Any],
-    refs: dict[str, str] | None = None,
+    refs: Mapping[str, Sequence[str]] | None = None,
     seed: int = 0,
 ) -> tuple[PairList, float]:
     """The (prompt, chosen, rejected) pairs of one scorer and the seconds its pair construction took.
 
     ``gold`` and ``random`` are the controlled check of the DPO step, not label-free methods: ``gold`` takes the
-    candidate with the highest chrF against the prompt's reference (``refs``) as chosen and the lowest as
+    candidate with the highest chrF against the prompt's references (``refs``: every correct answer; the best
+    match counts) as chosen and the lowest as
     rejected (prompts whose valid candidates are all one string give no pair); ``random`` takes, on the same
     prompts (so the same count), two distinct valid candidates in random order (``seed``)."""
     t0 = time.perf_counter()
@@ -141,6 +144,7 @@ def build_pairs(
             t0 = time.perf_counter()
             flat = [c for cs in cands for c in cs]
             emb = embed_texts(flat).reshape(len(cands), len(cands[0]), -1)
+            sizes, distinct = [], []
             for p, (prompt, cs) in enumerate(zip(prompts, cands, strict=True)):
                 pair = semantic_vote_pair(
                     cs,
@@ -153,7 +157,14 @@ def build_pairs(
                 )
                 if pair is not None and cs[pair.chosen] != cs[pair.rejected]:
                     pairs.append((prompt, cs[pair.chosen], cs[pair.rejected]))
+                    sizes.append(pair.cluster_size)
+                    distinct.append(len({cs[i] for i in pair.members}))
             sv_cache[key] = (pairs, time.perf_counter() - t0)
+            # diagnostics: how many candidates, and how many distinct strings, the pairs were chosen among
+            sv_cache[f"{key}_stats"] = {
+                "pool_size": float(np.mean(sizes)) if sizes else float("nan"),
+                "pool_distinct": float(np.mean(distinct)) if distinct else float("nan"),
+            }
         pairs, seconds = sv_cache[key]
         if variant == "flipped":
             pairs = [(p, r, c) for p, c, r in pairs]
@@ -164,7 +175,7 @@ def build_pairs(
         gold = [
             pair
             for prompt, cs in zip(prompts, cands, strict=True)
-            if (pair := _extreme_pair(prompt, cs, [chrf(c, refs[prompt]) for c in cs])) is not None
+            if (pair := _extreme_pair(prompt, cs, [best_chrf(c, refs[prompt]) for c in cs])) is not None
         ]
         if variant == "gold":
             return gold, time.perf_counter() - t0
@@ -247,17 +258,21 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
         p.requires_grad_(False)
     test = task.splits["test"]
     base_eval = evaluate(base, codec, test, cfg)
-    # no-skill level: a fluent verbalisation of the wrong number (each test reference scored against another's)
+    # no-skill level: a fluent answer to another item (each item's references scored against another's canonical one)
     perm = np.random.default_rng(run_dir.seed).permutation(len(test))
-    chance = float(np.mean([chrf(test[j].reference, it.reference) for it, j in zip(test, perm, strict=True)]))
+    chance = float(np.mean([best_chrf(test[j].reference, it.references) for it, j in zip(test, perm, strict=True)]))
     source = task.splits[cfg.prompt_source]
     prompts = [it.prompt for it in source]
     t0 = time.perf_counter()
     cands = sample_candidates(base, codec, prompts, cfg, run_dir.seed + 11)
     sample_seconds = time.perf_counter() - t0
     # diagnostics (and the gold / random control's pairs): the label-free variants never read the references
-    ref_of = {it.prompt: it.reference for it in source}
-    sample_exact = float(np.mean([c == ref_of[p] for p, cs in zip(prompts, cands, strict=True) for c in cs]))
+    ref_of = {it.prompt: it.references for it in source}
+    sample_exact = float(np.mean([c in ref_of[p] for p, cs in zip(prompts, cands, strict=True) for c in cs]))
+    distinct = float(np.mean([len(set(cs)) for cs in cands]))
+    distinct_right = float(
+        np.mean([len({c for c in cs if c in ref_of[p]}) for p, cs in zip(prompts, cands, strict=True)])
+    )
     ckpt = run_dir.load_checkpoint()
     done: dict[str, Any] = dict(ckpt[1].get("done", {})) if ckpt is not None else {}
     sv_cache: dict[str, Any] = {}
@@ -267,13 +282,21 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
             pairs, seconds = build_pairs(variant, base, codec, prompts, cands, cfg, sv_cache, ref_of, run_dir.seed + 3)
             torch.manual_seed(run_dir.seed)
             policy, losses = dpo_train(base, codec, pairs, cfg, run_dir.seed, run_dir.dist, run_dir, variant, offset)
+            stats = sv_cache.get("whole_stats" if variant == "sv_whole" else "sv_stats", {})
             done[variant] = {
+                **(stats if variant in ("sv", "flipped", "sv_whole") else {}),
                 "final": evaluate(policy, codec, test, cfg),
                 "pairs": len(pairs),
                 "pair_seconds": seconds,
                 "pair_seconds_per_item": seconds / max(1, len(prompts)),
-                "chosen_exact": float(np.mean([c == ref_of[p] for p, c, _ in pairs])) if pairs else float("nan"),
-                "rejected_exact": float(np.mean([r == ref_of[p] for p, _, r in pairs])) if pairs else float("nan"),
+                "chosen_exact": float(np.mean([c in ref_of[p] for p, c, _ in pairs])) if pairs else float("nan"),
+                "rejected_exact": float(np.mean([r in ref_of[p] for p, _, r in pairs])) if pairs else float("nan"),
+                "chosen_chrf": float(np.mean([best_chrf(c, ref_of[p]) for p, c, _ in pairs]))
+                if pairs
+                else float("nan"),
+                "rejected_chrf": float(np.mean([best_chrf(r, ref_of[p]) for p, _, r in pairs]))
+                if pairs
+                else float("nan"),
                 "dpo_loss": losses[:: max(1, len(losses) // 20)] + losses[-1:],
                 "examples": [list(x) for x in pairs[:3]],
             }
@@ -284,12 +307,14 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
             "final": base_eval,
             "pretrain_loss": pre_losses[-5:],
             "sample_exact": sample_exact,
+            "distinct_per_prompt": distinct,
+            "distinct_right_per_prompt": distinct_right,
             "sample_seconds": sample_seconds,
         },
         "variants": {v: done[v] for v in cfg.variants},
         "chance_chrf": chance,
         "settings": {
-            "task": f"numbers < 10^{cfg.digits} to English words",
+            "task": task.description,
             "samples": cfg.samples,
             "n_train": len(prompts),
             "prompt_source": cfg.prompt_source,
