@@ -2,11 +2,12 @@
 
 ``uv run python packages/generative-vision/benchmarks/elvis_cost.py [--quick] [--out PATH]``
 
-For N ∈ {100, 200, 300, 500, 700} descriptors per image (``--quick``: 100 and 200) and a batch of B pairs of
-random unit descriptors: median µs per pair of one no-grad forward of ELViS (D = 128 SIFT width and
-D = 768 DINOv2 width), of the zero-parameter Chamfer+OT, and of the RRT-style transformer (the paper's
-RRT size: 6 layers, width 256, 4 heads; ``--quick``: 2 layers, width 128), their parameter counts and the
-speed-up of ELViS over the transformer measured in the same process (``iclr26_shared.bench.compare``);
+For N ∈ {100, 200, …, 700} descriptors per image (``--quick``: 100 and 200) and a batch of B pairs of random
+unit descriptors (B = 8 on CPU, so that the full run stays within a few minutes on two cores; 32 on a GPU):
+median µs per pair of one no-grad forward of ELViS (D = 128 SIFT width and D = 768 DINOv2 width), of the
+zero-parameter Chamfer+OT, and of the RRT-style transformer (the paper's RRT size: 6 layers, width 256,
+4 heads; ``--quick``: 2 layers, width 128), their parameter counts and the speed-up of ELViS over the
+transformer measured in the same process (``iclr26_shared.bench.compare``);
 peak memory of one ELViS forward through ``peak_memory``. The paper's numbers (µs per pair on a GPU;
 ELViS 96K parameters / 101 µs, RRT 2232K / 656 µs, Chamfer+OT 0 / 98) are the reference.
 """
@@ -33,8 +34,8 @@ def _pairs(batch: int, n: int, dim: int, device: torch.device) -> tuple[torch.Te
 
 def run(quick: bool) -> dict[str, Any]:
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    counts = (100, 200) if quick else (100, 200, 300, 500, 700)
-    batch = 8 if quick else 32
+    counts = (100, 200) if quick else (100, 200, 300, 400, 500, 600, 700)
+    batch = 8 if quick or device.type == "cpu" else 32
     repeats = 3 if quick else 5
     layers, width = (2, 128) if quick else (6, 256)
     torch.manual_seed(0)

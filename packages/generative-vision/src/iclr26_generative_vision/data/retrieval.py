@@ -149,9 +149,10 @@ def extract_sift(img: np.ndarray, max_keypoints: int) -> tuple[np.ndarray, np.nd
 
 @dataclass
 class Views:
-    """Local descriptors of a set of images, padded: ``desc [n, N, 128]``, ``xy [n, N, 2]``, ``mask [n, N]``.
+    """Local descriptors of a set of images, padded: ``desc [n, N, D]``, ``xy [n, N, 2]``, ``mask [n, N]``.
 
-    ``mask`` is True where a descriptor is real (False on padding). ``glob [n, 128]`` is the global
+    ``D`` is 128 (RootSIFT, the patch CNN) or the backbone width (DINOv2).
+    ``mask`` is True where a descriptor is real (False on padding). ``glob [n, D]`` is the global
     descriptor, ``instance [n]`` the instance id (positives share it), ``difficulty`` per view.
     """
 
@@ -178,7 +179,8 @@ class Views:
 
 
 def _pack(items: list[tuple[np.ndarray, np.ndarray]], n_max: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    desc = np.zeros((len(items), n_max, 128), np.float32)
+    dim = next((d.shape[1] for d, _ in items if d.ndim == 2 and d.shape[1]), 128)  # 128 (SIFT, CNN) or DINOv2's D
+    desc = np.zeros((len(items), n_max, dim), np.float32)
     xy = np.zeros((len(items), n_max, 2), np.float32)
     mask = np.zeros((len(items), n_max), bool)
     for i, (d, p) in enumerate(items):
@@ -235,7 +237,7 @@ def make_domain(
     share a strip of the gap, which matters only for training triplets). A
     window any of whose views has fewer than ``min_keypoints`` SIFT keypoints (sky, flat background) is
     not an instance. ``include_queries=False`` makes only database views (training data). ``describe(img)``
-    returns ``(desc [n, 128], xy [n, 2])`` of a view (default: :func:`extract_sift` with ``max_keypoints``).
+    returns ``(desc [n, D], xy [n, 2])`` of a view (default: :func:`extract_sift` with ``max_keypoints``).
     """
     import cv2
 

@@ -125,7 +125,8 @@ def report(results: Mapping[str, Any]) -> str:
     """Markdown tables: ID/OOD/avg mAP per scorer, per-domain Medium/Hard mAP, pair AUCs, cost (report.md)."""
     domains = results["domains"]
     lines = [
-        f"## Offline retrieval benchmark (scikit-image photographs, SIFT, {results['max_keypoints']} descriptors "
+        f"## Offline retrieval benchmark (scikit-image photographs, {results.get('descriptor', 'sift')}, "
+        f"{results['max_keypoints']} descriptors "
         f"per image), trained on `{results['train_domain']}`, top-{results['rerank_k']} re-ranked",
         "",
         "| domain | queries | database | sources (instances) |",

@@ -36,8 +36,12 @@ class ELViSConfig:
     """How many of the training domain's photographs are training sources; the rest are its in-domain test."""
     train_views: Annotated[int, at.Ge(2)] = 8
     """Views per training instance (fresh random warps, not the test views; >= 2 for a positive)."""
-    descriptor: Literal["sift", "cnn"] = "sift"
-    """Local descriptors: OpenCV RootSIFT, or a small patch CNN trained in-repo on the training photographs."""
+    descriptor: Literal["sift", "cnn", "dinov2"] = "sift"
+    """Local descriptors: OpenCV RootSIFT, a small patch CNN trained in-repo on the training photographs, or
+    (opt-in, local weights only) DINOv2 patch tokens, the paper's backbone."""
+    dinov2_weights: str | None = None
+    """descriptor=dinov2: a local Hugging Face Dinov2Model folder (config.json + model.safetensors), or a model
+    id already in the Hugging Face cache; None looks up facebook/dinov2-small in the cache. Never downloaded."""
     cnn_steps: PosInt = 300
     """Training steps of the patch CNN (descriptor=cnn; 64 patch pairs per step)."""
     max_keypoints: PosInt = 128

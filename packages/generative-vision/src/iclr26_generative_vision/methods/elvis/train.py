@@ -47,7 +47,8 @@ PAPER_SCORE = "elvis-sigmoid-s"
 def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, RetrievalSet]]:
     """The training views and the test sets by domain (the training domain's test set is its ID set).
 
-    With ``descriptor="cnn"`` the patch CNN is first trained on the training photographs only.
+    With ``descriptor="cnn"`` the patch CNN is first trained on the training photographs only; with
+    ``descriptor="dinov2"`` the backbone is loaded from local weights (``dinov2_weights``).
     """
     sources = {d: load_sources(DOMAINS[d], cfg.short_side) for d in cfg.test_domains}
     names = list(sources[cfg.train_domain])
@@ -60,6 +61,10 @@ def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, Retri
         images = [sources[cfg.train_domain][n] for n in train_names]
         cnn, _ = train_patch_cnn(images, steps=cfg.cnn_steps, seed=seed + 23)
         describe = partial(cnn_describe, cnn, max_keypoints=cfg.max_keypoints)
+    elif cfg.descriptor == "dinov2":  # opt-in: local weights only (one DataError line when absent)
+        from iclr26_generative_vision.retrieval.dinov2 import dinov2_describe, load_dinov2
+
+        describe = partial(dinov2_describe, load_dinov2(cfg.dinov2_weights), max_keypoints=cfg.max_keypoints)
 
     def domain(name: str, src: dict[str, np.ndarray], views: int, seed_: int, queries: bool = True) -> RetrievalSet:
         return make_domain(
@@ -182,6 +187,7 @@ def run(cfg: ELViSConfig, run_dir: RunDir) -> dict[str, Any]:
             d: {"queries": len(rs.queries), "database": len(rs.database), "sources": rs.sources}
             for d, rs in tests.items()
         },
+        "descriptor": cfg.descriptor,
         "max_keypoints": cfg.max_keypoints,
         "rerank_k": cfg.rerank_k,
         "control_auc": cfg.control_auc,

@@ -1,0 +1,102 @@
+"""Opt-in DINOv2 local descriptors for the ELViS benchmark (the paper's backbone), from local weights only.
+
+The paper describes each image by the ``N`` patch tokens of DINOv2's last layer (ℓ2-normalised, ``D = 768``
+for ViT-B/14, N ≤ 700) and the CLS token as its global descriptor. Here an image view ``[H, W]`` (grey,
+uint8) is replicated to RGB, resized to the nearest multiple of the patch size ``p``
+(``H' = p·round(H/p)``), normalised with the ImageNet mean/std, and run through a Hugging Face
+``Dinov2Model``; the patch tokens ``last_hidden_state[:, 1:]`` ``[(H'/p)·(W'/p), D]`` are the local
+descriptors, their ``xy`` the patch centres in the view's pixel frame (for RANSAC). When there are more
+than ``max_keypoints`` patches the ones with the largest token norm are kept (a saliency proxy; the paper
+keeps all 700 at 518²·scale). The global descriptor stays the benchmark's mean of local descriptors.
+
+Weights are never downloaded: :func:`load_dinov2` reads a local checkpoint folder (``config.json`` and
+``model.safetensors``/``pytorch_model.bin``, as written by ``save_pretrained``) or a model id that is
+already in the Hugging Face cache, with ``local_files_only=True``; anything else is one
+:class:`~iclr26_shared.errors.DataError` line saying what to put where.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from iclr26_shared.errors import DataError
+
+if TYPE_CHECKING:
+    from transformers import Dinov2Model
+
+__all__ = ["DEFAULT_DINOV2", "dinov2_describe", "load_dinov2"]
+
+#: The model id looked up in the Hugging Face cache when no path is given (ViT-S/14; the paper uses ViT-B/14).
+DEFAULT_DINOV2 = "facebook/dinov2-small"
+_MEAN = (0.485, 0.456, 0.406)
+_STD = (0.229, 0.224, 0.225)
+
+
+def load_dinov2(source: str | None) -> Dinov2Model:
+    """A ``Dinov2Model`` (eval mode) from a local folder or the Hugging Face cache; never downloads.
+
+    ``source``: a folder holding a saved checkpoint, or a model id (default :data:`DEFAULT_DINOV2`) that must
+    already be in the local Hugging Face cache. Raises one ``DataError`` line when neither is there.
+    """
+    try:
+        from transformers import Dinov2Model
+        from transformers.utils import logging as hf_logging
+    except ImportError as err:  # pragma: no cover - transformers is a dependency of this package's env
+        raise DataError("descriptor=dinov2 needs the 'transformers' package") from err
+    hf_logging.disable_progress_bar()
+    if source is None:
+        name = DEFAULT_DINOV2
+    elif Path(source).expanduser().exists():
+        path = Path(source).expanduser()
+        if not (path / "config.json").is_file():
+            raise DataError(
+                f"DINOv2 weights not found: {path} must be a folder with config.json and model.safetensors "
+                "(a Hugging Face Dinov2Model saved with save_pretrained); pass that folder as --dinov2-weights"
+            )
+        name = str(path)
+    elif source.count("/") == 1 and not source.startswith((".", "/", "~")):
+        name = source  # a model id, looked up in the local Hugging Face cache only
+    else:
+        raise DataError(
+            f"DINOv2 weights not found: no folder {source}; put a Dinov2Model folder (config.json + "
+            "model.safetensors) there or pass another one as --dinov2-weights"
+        )
+    try:
+        model = Dinov2Model.from_pretrained(name, local_files_only=True)
+    except (OSError, ValueError) as err:
+        raise DataError(
+            f"DINOv2 weights not found: '{name}' is neither a local checkpoint folder nor in the Hugging Face "
+            "cache (no downloads here); put a Dinov2Model folder (config.json + model.safetensors, e.g. "
+            f"{DEFAULT_DINOV2}) on this machine and pass --dinov2-weights PATH"
+        ) from err
+    if not isinstance(model, Dinov2Model):  # pragma: no cover - from_pretrained returns the class it is called on
+        raise DataError(f"'{name}' did not load as a Dinov2Model")
+    return model.eval()
+
+
+@torch.no_grad()
+def dinov2_describe(model: Dinov2Model, img: np.ndarray, max_keypoints: int) -> tuple[np.ndarray, np.ndarray]:
+    """Patch-token descriptors ``[n, D]`` (unit rows, ``n ≤ max_keypoints``) of a grey view, and their ``xy [n, 2]``."""
+    if img.ndim != 2:
+        raise DataError(f"dinov2_describe expects a grey image [H, W], got shape {img.shape}")
+    patch = model.config.patch_size
+    p = int(patch if isinstance(patch, int) else patch[0])  # Dinov2Config: an int (square patches)
+    h, w = img.shape
+    hp, wp = max(1, round(h / p)), max(1, round(w / p))
+    x = torch.from_numpy(np.ascontiguousarray(img, dtype=np.float32) / 255.0)[None, None].expand(1, 3, h, w)
+    x = F.interpolate(x, size=(hp * p, wp * p), mode="bilinear", align_corners=False)
+    mean = torch.tensor(_MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(_STD).view(1, 3, 1, 1)
+    dtype = next(model.parameters()).dtype
+    tokens = model(pixel_values=((x - mean) / std).to(dtype)).last_hidden_state[0, 1:].float()  # [hp·wp, D]
+    ys, xs = np.meshgrid(np.arange(hp), np.arange(wp), indexing="ij")
+    xy = np.stack([(xs.ravel() + 0.5) * w / wp, (ys.ravel() + 0.5) * h / hp], 1).astype(np.float32)
+    norms = tokens.norm(dim=1)
+    keep = torch.argsort(norms, descending=True, stable=True)[:max_keypoints].sort().values
+    desc = F.normalize(tokens[keep], dim=1)
+    return desc.numpy().astype(np.float32), xy[keep.numpy()]
