@@ -25,6 +25,7 @@ from iclr26_science.cryoem import (
     tile_starts,
     tiled_inference,
     token_spread,
+    variance_covariance_penalty,
 )
 from iclr26_shared.testing import assert_close
 
@@ -207,3 +208,31 @@ def test_token_spread_sees_a_collapsed_encoder() -> None:
     collapsed = token_spread(net, x)
     assert collapsed["mean_cos"] == pytest.approx(1.0, abs=1e-5) and collapsed["feature_std"] < 1e-4
     assert healthy["mean_cos"] < 0.99 and healthy["feature_std"] > 0.01
+
+
+def test_variance_covariance_penalty_is_zero_when_whitened_and_large_when_collapsed() -> None:
+    """VICReg's v + c: ~0 for whitened tokens (unit std, no correlation), ≈ γ = 1 for identical tokens,
+    and the covariance term sees duplicated features."""
+    torch.manual_seed(0)
+    z = torch.randn(4000, 8)
+    z = (z - z.mean(0)) @ torch.linalg.inv(torch.linalg.cholesky(torch.cov(z.T))).T  # whitened
+    assert float(variance_covariance_penalty(z)) < 1e-3
+    collapsed = torch.ones(100, 8) * torch.arange(8.0)
+    assert float(variance_covariance_penalty(collapsed)) == pytest.approx(1.0 - 1e-2, abs=1e-3)
+    dup = torch.randn(4000, 1).expand(4000, 8) * 2  # std 2 (no variance penalty), fully correlated
+    assert float(variance_covariance_penalty(dup)) == pytest.approx(4.0**2 * 8 * 7 / 8, rel=0.1)  # Σ_{i≠j} C²/E
+
+
+def test_jepa_collapse_guard_adds_the_penalty_on_the_context_tokens() -> None:
+    model = _jepa()
+    x = torch.rand(2, 1, 16, 16, 16)
+    ctx, tgt = sample_masks((4, 4, 4), np.random.default_rng(1))
+    plain = model.loss(x, ctx, tgt).item()
+    model.vc_weight = 0.5
+    guarded = model.loss(x, ctx, tgt)
+    with torch.no_grad():
+        tokens = model._tokens(model.backbone, model.embed, x * model.patch_mask(ctx, x))[:, ctx]
+        penalty = variance_covariance_penalty(tokens.reshape(-1, tokens.shape[-1])).item()
+    assert penalty > 0 and guarded.item() == pytest.approx(plain + 0.5 * penalty, rel=1e-5)
+    guarded.backward()
+    assert model.backbone.head.weight.grad is not None

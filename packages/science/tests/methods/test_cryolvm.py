@@ -32,6 +32,7 @@ NAME = "cryolvm"
         ("resolution", 4.0, "Nyquist"),
         ("tilt_max", 95.0, "< 90"),
         ("alpha", 1.5, "<= 1"),
+        ("jepa_vc_weight", -1.0, ">= 0"),
         ("tile_stride", 64, "<= crop"),
         ("test_structures", ("5a7u",), "pretrain_structures"),
         ("test_structures", ("adk-open",), "adenylate kinase"),

@@ -18,7 +18,14 @@ from iclr26_science._extras import require
 require("cryoem", __name__)
 
 from iclr26_science.cryoem.baselines import global_sharpen, guinier_bfactor, local_scale, radial_amplitude
-from iclr26_science.cryoem.jepa import JEPA3D, ema_momentum, sample_masks, sincos_3d, token_spread
+from iclr26_science.cryoem.jepa import (
+    JEPA3D,
+    ema_momentum,
+    sample_masks,
+    sincos_3d,
+    token_spread,
+    variance_covariance_penalty,
+)
 from iclr26_science.cryoem.losses import histogram_js, restoration_loss, soft_histogram
 from iclr26_science.cryoem.metrics import atom_mask, cc, fsc, fsc_resolution, shell_index
 from iclr26_science.cryoem.mrc import REAL_MODES, DensityMap, read_map, write_map
@@ -76,6 +83,7 @@ __all__ = [
     "sincos_3d",
     "soft_histogram",
     "token_spread",
+    "variance_covariance_penalty",
     "MOLMAP_SIGMA_FACTOR",
     "REAL_MODES",
     "STRUCTURES",

@@ -29,7 +29,7 @@ from torch import nn
 
 from iclr26_science.cryoem.scunet import SCUNet3D
 
-__all__ = ["JEPA3D", "ema_momentum", "sample_masks", "sincos_3d", "token_spread"]
+__all__ = ["JEPA3D", "ema_momentum", "sample_masks", "sincos_3d", "token_spread", "variance_covariance_penalty"]
 
 
 def sincos_3d(grid: tuple[int, int, int], dim: int) -> torch.Tensor:
@@ -96,6 +96,21 @@ def token_spread(backbone: SCUNet3D, x: torch.Tensor) -> dict[str, float]:
     return {"mean_cos": float((unit @ unit.T).mean()), "feature_std": float(flat.std(0).mean())}
 
 
+def variance_covariance_penalty(z: torch.Tensor, gamma: float = 1.0, eps: float = 1e-4) -> torch.Tensor:
+    """VICReg's anti-collapse terms (Bardes et al. 2022, Eq. 1 and 4) on tokens ``z`` ``[N, E]``:
+
+    ``v(z) = (1/E) Σ_j max(0, γ − sqrt(Var(z_{:, j}) + ε))`` (every feature keeps a standard deviation of
+    at least γ across tokens) plus ``c(z) = (1/E) Σ_{i≠j} C(z)_{ij}²`` with ``C`` the ``[E, E]`` covariance
+    (features decorrelated). Both are 0 for whitened tokens and grow as the tokens collapse."""
+    n, e = z.shape
+    z = z - z.mean(0)
+    std = torch.sqrt(z.var(0) + eps)
+    variance = F.relu(gamma - std).mean()
+    cov = (z.T @ z) / max(n - 1, 1)
+    off = cov - torch.diag(torch.diag(cov))
+    return variance + (off**2).sum() / e
+
+
 def ema_momentum(step: int, total: int, start: float = 0.996, end: float = 1.0) -> float:
     """Cosine schedule of the EMA momentum from ``start`` (step 0) to ``end`` (step ``total``)."""
     t = min(max(step / max(total, 1), 0.0), 1.0)
@@ -103,14 +118,19 @@ def ema_momentum(step: int, total: int, start: float = 0.996, end: float = 1.0) 
 
 
 class JEPA3D(nn.Module):
-    """Context encoder (a :class:`SCUNet3D`'s encoder + patch embedding), its EMA target twin, predictor."""
+    """Context encoder (a :class:`SCUNet3D`'s encoder + patch embedding), its EMA target twin, predictor.
+
+    ``vc_weight > 0`` adds ``vc_weight · (v + c)`` (:func:`variance_covariance_penalty`) on the context
+    tokens ``[B·N_ctx, E]`` to the smooth-L1 loss: a collapse guard that is not part of I-JEPA/CryoLVM
+    (default 0 = the paper's loss). Since the EMA target encoder follows the context encoder, spreading
+    the online tokens keeps the prediction targets spread too."""
 
     pos: torch.Tensor
     pred_pos: torch.Tensor
 
     def __init__(
         self, backbone: SCUNet3D, grid: tuple[int, int, int], *, embed_dim: int = 64, predictor_dim: int = 64,
-        predictor_depth: int = 2, predictor_heads: int = 4, beta: float = 1.0,
+        predictor_depth: int = 2, predictor_heads: int = 4, beta: float = 1.0, vc_weight: float = 0.0,
     ) -> None:  # fmt: skip
         super().__init__()
         self.backbone = backbone
@@ -132,6 +152,7 @@ class JEPA3D(nn.Module):
         self.pred_norm = nn.LayerNorm(predictor_dim)
         self.pred_out = nn.Linear(predictor_dim, embed_dim)
         self.beta = beta
+        self.vc_weight = vc_weight
 
     def online_parameters(self) -> list[nn.Parameter]:
         """The parameters the optimiser updates (context encoder, embedding, predictor)."""
@@ -163,13 +184,17 @@ class JEPA3D(nn.Module):
         with torch.no_grad():
             t = self._tokens(self.target_backbone, self.target_embed, x)
             t = F.layer_norm(t, t.shape[-1:])[:, target]
-        ctx = self._tokens(self.backbone, self.embed, x * self.patch_mask(context, x)) + self.pos
+        tokens = self._tokens(self.backbone, self.embed, x * self.patch_mask(context, x))  # [B, N, E]
+        ctx = tokens + self.pos
         z = self.pred_in(ctx[:, context]) + self.pred_pos[context]
         b = x.shape[0]
         queries = (self.mask_token + self.pred_pos[target]).expand(b, -1, -1)
         h = self.pred_norm(self.predictor(torch.cat([z, queries], dim=1)))
         pred = self.pred_out(h[:, context.numel() :])
-        return F.smooth_l1_loss(pred, t, beta=self.beta)
+        loss = F.smooth_l1_loss(pred, t, beta=self.beta)
+        if self.vc_weight > 0:  # collapse guard (not in the paper): keep the online context tokens spread
+            loss = loss + self.vc_weight * variance_covariance_penalty(tokens[:, context].reshape(-1, tokens.shape[-1]))
+        return loss
 
     @torch.no_grad()
     def update_target(self, momentum: float) -> None:

@@ -72,6 +72,9 @@ class CryoLVMConfig:
     """Target blocks per JEPA mask (I-JEPA 4)."""
     ema_start: Annotated[float, at.Interval(ge=0, le=1)] = 0.996
     """EMA momentum at step 0 (cosine to 1.0; I-JEPA 0.996)."""
+    jepa_vc_weight: NonNegFloat = 0.0
+    """Collapse guard (not in the paper; 0 = off): weight of VICReg's variance + covariance penalty on the
+    context encoder's tokens, added to the JEPA loss."""
     smooth_l1_beta: PosFloat = 1.0
     """β of the smooth-L1 JEPA loss."""
     pretrain_lr: PosFloat = 1e-3
