@@ -60,6 +60,8 @@ __all__ = [
     "CausalTripletSet",
     "Split",
     "TripletRenderer",
+    "MUJOCO_VOCAB",
+    "Vocabulary",
     "antonym_index",
     "compositional_split",
     "load_or_render",
@@ -76,6 +78,35 @@ VERBS: tuple[str, ...] = ("open", "close", "turn-on", "turn-off", "move-left", "
 NOUNS: tuple[str, ...] = ("cabinet", "drawer", "chest", "laptop", "lamp", "tv", "cup", "ball")
 #: Antonym verb pairs (δ of one should be anti-parallel to δ of the other).
 ANTONYMS: tuple[tuple[str, str], ...] = (("open", "close"), ("turn-on", "turn-off"), ("move-left", "move-right"))
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Action and object names of a data set and its antonym verb pairs (ids index these tuples)."""
+
+    verbs: tuple[str, ...]
+    nouns: tuple[str, ...]
+    antonyms: tuple[tuple[str, str], ...] = ()
+
+    def antonym(self, verb: int) -> int | None:
+        """The verb id of ``verb``'s antonym, or None."""
+        name = self.verbs[verb]
+        for a, b in self.antonyms:
+            if name == a and b in self.verbs:
+                return self.verbs.index(b)
+            if name == b and a in self.verbs:
+                return self.verbs.index(a)
+        return None
+
+    def antonym_ids(self) -> list[tuple[int, int]]:
+        """``(i, j)`` verb ids of the antonym pairs present in ``verbs``."""
+        return [
+            (self.verbs.index(a), self.verbs.index(b)) for a, b in self.antonyms if a in self.verbs and b in self.verbs
+        ]
+
+
+#: The rendered MuJoCo data set's vocabulary.
+MUJOCO_VOCAB = Vocabulary(VERBS, NOUNS, ANTONYMS)
 
 _BASE = ("move-left", "move-right", "recolour")
 _OPEN = ("open", "close")
@@ -209,13 +240,7 @@ def valid_pairs() -> list[tuple[int, int]]:
 
 def antonym_index(verb: int) -> int | None:
     """The verb id of ``verb``'s antonym, or None (``recolour`` has none)."""
-    name = VERBS[verb]
-    for a, b in ANTONYMS:
-        if name == a:
-            return VERBS.index(b)
-        if name == b:
-            return VERBS.index(a)
-    return None
+    return MUJOCO_VOCAB.antonym(verb)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -489,7 +514,9 @@ def render_pairs(
 # ----------------------------------------------------------------------------------------------------
 
 
-def compositional_split(pairs: Sequence[tuple[int, int]], fraction: float, seed: int) -> set[tuple[int, int]]:
+def compositional_split(
+    pairs: Sequence[tuple[int, int]], fraction: float, seed: int, vocab: Vocabulary = MUJOCO_VOCAB
+) -> set[tuple[int, int]]:
     """Held-out (verb, noun) pairs as ``causaltriplet/dataset.split_df(df, 'comp')``.
 
     Shuffle the pairs; the first ``int(fraction · P)`` are candidates, the rest start the IID set. In
@@ -503,7 +530,7 @@ def compositional_split(pairs: Sequence[tuple[int, int]], fraction: float, seed:
     iid_verbs, iid_nouns = {v for v, _ in iid}, {n for _, n in iid}
     ood: set[tuple[int, int]] = set()
     for v, n in order[:n_cand]:
-        ant = antonym_index(v)
+        ant = vocab.antonym(v)
         if ant is not None and v in iid_verbs and n in iid_nouns and (ant, n) in iid:
             ood.add((v, n))
         else:
@@ -533,13 +560,16 @@ class Split:
     ood_test: np.ndarray
     held_out: tuple[tuple[int, int], ...] | tuple[int, ...]
     """Held-out (verb, noun) pairs (comp) or noun ids (noun)."""
+    vocab: Vocabulary = MUJOCO_VOCAB
+    """Names of the ids."""
 
     def describe(self) -> dict[str, Any]:
         """Sizes and held-out names (for results.json)."""
+        verbs, nouns = self.vocab.verbs, self.vocab.nouns
         if self.kind == "comp":
-            held = [f"{VERBS[v]}-{NOUNS[n]}" for v, n in self.held_out]  # pyright: ignore[reportGeneralTypeIssues]
+            held = [f"{verbs[v]}-{nouns[n]}" for v, n in self.held_out]  # pyright: ignore[reportGeneralTypeIssues]
         else:
-            held = [NOUNS[int(n)] for n in self.held_out]  # pyright: ignore[reportArgumentType]
+            held = [nouns[int(n)] for n in self.held_out]  # pyright: ignore[reportArgumentType]
         return {
             "train": len(self.train),
             "iid_test": len(self.iid_test),
@@ -556,16 +586,17 @@ def make_split(
     ood_fraction: float,
     iid_test_fraction: float,
     seed: int,
+    vocab: Vocabulary = MUJOCO_VOCAB,
 ) -> Split:
     """The IID train / IID test / OOD test indices of ``kind`` over a pool with labels ``verbs``, ``nouns``."""
     if kind == "comp":
         held = compositional_split(
-            sorted({(int(v), int(n)) for v, n in zip(verbs, nouns, strict=True)}), ood_fraction, seed
+            sorted({(int(v), int(n)) for v, n in zip(verbs, nouns, strict=True)}), ood_fraction, seed, vocab
         )
         is_ood = np.array([(int(v), int(n)) in held for v, n in zip(verbs, nouns, strict=True)], dtype=bool)
         held_out: Any = tuple(sorted(held))
     else:
-        held_n = systematic_split(nouns, ood_fraction)
+        held_n = systematic_split(nouns, ood_fraction, len(vocab.nouns))
         is_ood = np.isin(nouns, sorted(held_n))
         held_out = tuple(sorted(held_n))
     if not is_ood.any():
@@ -577,10 +608,10 @@ def make_split(
     missing = set(verbs[np.flatnonzero(is_ood)].tolist()) - set(verbs[train].tolist())
     if missing:
         raise DataError(
-            f"causal triplet {kind} split: OOD verbs {[VERBS[v] for v in sorted(missing)]} never occur in training; "
-            "use more pairs"
+            f"causal triplet {kind} split: OOD verbs {[vocab.verbs[v] for v in sorted(missing)]} never occur in "
+            "training; use more pairs"
         )
-    return Split(kind, train, iid_test, np.flatnonzero(is_ood), held_out)
+    return Split(kind, train, iid_test, np.flatnonzero(is_ood), held_out, vocab)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -590,11 +621,12 @@ def make_split(
 
 @dataclass(frozen=True)
 class CausalTripletSet:
-    """The rendered pool: ``images uint8 [N, 2, S, S, 3]``, ``verbs int64 [N]``, ``nouns int64 [N]``."""
+    """The pool: ``images uint8 [N, 2, S, S, 3]``, ``verbs int64 [N]``, ``nouns int64 [N]`` (ids into ``vocab``)."""
 
     images: np.ndarray
     verbs: np.ndarray
     nouns: np.ndarray
+    vocab: Vocabulary = MUJOCO_VOCAB
 
     def __len__(self) -> int:
         return len(self.verbs)

@@ -54,8 +54,17 @@ class CausalDeltaConfig:
     ablation_split: Literal["comp", "noun", "both"] = "comp"
     """Split(s) the loss ablations (cde-no-contrast, cde-no-sparse, cde-ce) are trained on."""
 
+    dataset: Literal["mujoco", "procthor", "epic-kitchens"] = "mujoco"
+    """Pairs: rendered offline with MuJoCo (default), or the real Causal Triplet data in its published format
+    read from ``data_dir`` (opt-in; ``data.causal_triplet_real``): ProcTHOR (annotations.csv + <scene>/color/
+    images) or Epic-Kitchens (EPIC_100_*.csv + <participant>/rgb_frames/<video>/frame_*.jpg)."""
+    data_dir: str = ""
+    """Folder of the real data set (dataset procthor / epic-kitchens); never downloaded."""
+    bbox: bool = False
+    """Real data: crop both images to the annotated object box (ProcTHOR's xmin..ymax; the benchmark's --bbox)."""
     num_pairs: Annotated[int, at.Ge(40)] = 3000
-    """Rendered before/after pairs in the pool (the valid verb–noun pairs in equal numbers)."""
+    """Rendered before/after pairs in the pool (the valid verb–noun pairs in equal numbers); for real data the
+    most pairs read (the first ones in the annotation order)."""
     image_size: Annotated[int, at.Ge(16)] = 64
     """Image side S in pixels (S × S RGB)."""
     max_distractors: Annotated[int, at.Interval(ge=0, le=3)] = 3
@@ -131,6 +140,12 @@ class CausalDeltaConfig:
             raise ConfigError("splits", self.splits, "no repeated split")
         if self.ablation_split != "both" and self.ablation_split not in self.splits:
             raise ConfigError("ablation_split", self.ablation_split, f"'both' or one of splits {self.splits}")
+        if self.dataset != "mujoco" and not self.data_dir:
+            raise ConfigError(
+                "data_dir", self.data_dir, f"the folder of the {self.dataset} data (dataset={self.dataset})"
+            )
+        if self.data_dir and self.dataset == "mujoco":
+            raise ConfigError("data_dir", self.data_dir, "empty unless dataset is procthor or epic-kitchens")
         if self.backbone_weights and self.backbone != "resnet18":
             raise ConfigError("backbone_weights", self.backbone_weights, "empty unless backbone = 'resnet18'")
         if self.backbone_weights and not Path(self.backbone_weights).is_file():

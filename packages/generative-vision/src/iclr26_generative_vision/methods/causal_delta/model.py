@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from iclr26_generative_vision.data.causal_triplet import ANTONYMS, NOUNS, VERBS
+from iclr26_generative_vision.data.causal_triplet import MUJOCO_VOCAB, Vocabulary
 from iclr26_generative_vision.methods.causal_delta.config import CausalDeltaConfig
 from iclr26_generative_vision.nn.causal_delta import (
     CausalDeltaEncoder,
@@ -25,8 +25,11 @@ from iclr26_generative_vision.nn.causal_delta import (
 )
 from iclr26_shared.distributed import DistContext
 
-#: SMS blocks: antonym verbs share one (the benchmark's ``verb_block``).
-_VERB_BLOCKS = verb_blocks(len(VERBS), [(VERBS.index(a), VERBS.index(b)) for a, b in ANTONYMS])
+
+def _verb_blocks(vocab: Vocabulary) -> list[int]:
+    """SMS blocks: antonym verbs share one (the benchmark's ``verb_block``)."""
+    return verb_blocks(len(vocab.verbs), vocab.antonym_ids())
+
 
 __all__ = ["build_model", "evaluate", "loss_terms", "loss_weights", "to_tensor", "train_variant"]
 
@@ -37,16 +40,16 @@ def _backbone(cfg: CausalDeltaConfig) -> nn.Module:
     return SmallCNN(cfg.cnn_channels, coords=cfg.coord_channels)
 
 
-def build_model(cfg: CausalDeltaConfig, variant: str) -> nn.Module:
+def build_model(cfg: CausalDeltaConfig, variant: str, vocab: Vocabulary = MUJOCO_VOCAB) -> nn.Module:
     """A fresh model of ``variant`` (call under ``torch.manual_seed`` for the same initialisation)."""
-    v = len(VERBS)
+    v = len(vocab.verbs)
     if variant in ("vanilla", "sms", "icm", "pair-concat"):
         return PairBaseline(
             _backbone(cfg),
             v,
             head="concat" if variant == "pair-concat" else "respair",
             proj_dim=cfg.respair_dim,
-            critic_classes=len(NOUNS) if variant == "icm" else 0,
+            critic_classes=len(vocab.nouns) if variant == "icm" else 0,
         )
     mode = "patch" if variant == "cde-patch" else "global"
     encoder = CausalDeltaEncoder(_backbone(cfg), cfg.proj_dim, cfg.proj_hidden, mode)
@@ -63,7 +66,12 @@ def loss_weights(cfg: CausalDeltaConfig, variant: str) -> tuple[float, float]:
 
 
 def loss_terms(
-    cfg: CausalDeltaConfig, variant: str, out: dict[str, Tensor], verbs: Tensor, nouns: Tensor
+    cfg: CausalDeltaConfig,
+    variant: str,
+    out: dict[str, Tensor],
+    verbs: Tensor,
+    nouns: Tensor,
+    vocab: Vocabulary = MUJOCO_VOCAB,
 ) -> dict[str, Tensor]:
     """The loss of one batch and its terms: ``L = CE + α_c SupCon(δ) + α_s L1(δ)`` (CDE) or the baselines'."""
     terms = {"ce": F.cross_entropy(out["logits"], verbs)}
@@ -80,8 +88,9 @@ def loss_terms(
             terms["l1"] = l1_sparsity(z, cfg.sparse_reduction)
         terms["loss"] = terms["ce"] + ac * terms.get("supcon", 0.0) + as_ * terms.get("l1", 0.0)
     elif variant == "sms":
-        blocks = torch.tensor(_VERB_BLOCKS, device=verbs.device)[verbs]
-        terms["sms"] = block_invariance_loss(out["p1"], out["p2"], blocks, max(_VERB_BLOCKS) + 1)
+        table = _verb_blocks(vocab)
+        blocks = torch.tensor(table, device=verbs.device)[verbs]
+        terms["sms"] = block_invariance_loss(out["p1"], out["p2"], blocks, max(table) + 1)
         terms["loss"] = terms["ce"] + cfg.sms_weight * terms["sms"]
     elif variant == "icm":
         terms["critic"] = F.cross_entropy(out["critic"], nouns)  # the critic learns; the encoder gets −∇
@@ -109,6 +118,7 @@ def train_variant(
     device: torch.device,
     dist: DistContext | None = None,
     on_step: Callable[[int, dict[str, float]], None] | None = None,
+    vocab: Vocabulary = MUJOCO_VOCAB,
 ) -> list[float]:
     """AdamW over ``epochs`` shuffled passes (the same order for every variant of a seed); returns the losses.
 
@@ -131,7 +141,7 @@ def train_variant(
             x0, x1 = to_tensor(images[idx], device)
             v = torch.from_numpy(verbs[idx]).to(device)
             o = torch.from_numpy(nouns[idx]).to(device)
-            terms = loss_terms(cfg, variant, net(x0, x1), v, o)
+            terms = loss_terms(cfg, variant, net(x0, x1), v, o, vocab)
             opt.zero_grad(set_to_none=True)
             terms["loss"].backward()
             opt.step()

@@ -17,11 +17,11 @@ import numpy as np
 import torch
 
 from iclr26_generative_vision.data.causal_triplet import (
-    ANTONYMS,
-    NOUNS,
+    MUJOCO_VOCAB,
     VERBS,
     CausalTripletSet,
     Split,
+    Vocabulary,
     load_or_render,
     make_split,
 )
@@ -33,7 +33,12 @@ __all__ = ["action_cosines", "load_pool", "run"]
 
 
 def load_pool(cfg: CausalDeltaConfig, run_dir: RunDir) -> tuple[CausalTripletSet, bool]:
-    """The rendered pool (rank 0 renders or reads the cache; under torchrun the other ranks then read it)."""
+    """The pool: the real data set's pairs (``dataset`` procthor / epic-kitchens, read from ``data_dir``), or the
+    rendered one (rank 0 renders or reads the cache; under torchrun the other ranks then read it)."""
+    if cfg.dataset != "mujoco":
+        from iclr26_generative_vision.data.causal_triplet_real import read_real
+
+        return read_real(cfg.dataset, cfg.data_dir, size=cfg.image_size, max_pairs=cfg.num_pairs, bbox=cfg.bbox), False
     cache = run_dir.path.parent / ".render-cache" if cfg.render_cache else None
     kwargs: dict[str, Any] = dict(
         size=cfg.image_size, seed=run_dir.seed, max_distractors=cfg.max_distractors, cache_dir=cache
@@ -48,7 +53,7 @@ def load_pool(cfg: CausalDeltaConfig, run_dir: RunDir) -> tuple[CausalTripletSet
     return load_or_render(cfg.num_pairs, **kwargs)
 
 
-def action_cosines(deltas: np.ndarray, verbs: np.ndarray) -> dict[str, Any]:
+def action_cosines(deltas: np.ndarray, verbs: np.ndarray, vocab: Vocabulary = MUJOCO_VOCAB) -> dict[str, Any]:
     """The geometry of δ-space by action, over ``deltas [N, l]`` with ``verbs [N]``.
 
     Two cosines per pair of actions (a, b): of their *mean* δ (``matrix``, ``antonyms``, ``antonym_mean``,
@@ -58,9 +63,11 @@ def action_cosines(deltas: np.ndarray, verbs: np.ndarray) -> dict[str, Any]:
     the mean cosine of two different samples of one action (invariance:
     1 when every sample of an action has the same direction). The mean-δ cosine of antonyms is strongly negative for
     any encoder when one action's before/after images are the other's after/before, so the pairwise one is
-    the measure that also asks for invariance. ``matrix`` is over ``VERBS`` order, NaN where an action is absent.
+    the measure that also asks for invariance. ``matrix`` is over ``vocab.verbs`` order, NaN where an action
+    is absent.
     """
-    v = len(VERBS)
+    names = vocab.verbs
+    v = len(names)
     unit = deltas / np.linalg.norm(deltas, axis=1, keepdims=True).clip(min=1e-12)
     means = np.full((v, deltas.shape[1]), np.nan)
     unit_means = np.full((v, deltas.shape[1]), np.nan)
@@ -76,7 +83,7 @@ def action_cosines(deltas: np.ndarray, verbs: np.ndarray) -> dict[str, Any]:
     mean_unit = means / np.linalg.norm(means, axis=1, keepdims=True).clip(min=1e-12)
     mat = mean_unit @ mean_unit.T
     pair = unit_means @ unit_means.T  # mean over i ∈ a, j ∈ b of cos(δ_i, δ_j)
-    ant_ids = [(VERBS.index(a), VERBS.index(b)) for a, b in ANTONYMS]
+    ant_ids = vocab.antonym_ids()
     present = [(i, j) for i, j in ant_ids if np.isfinite(mat[i, j])]
     others = [
         (i, j)
@@ -90,10 +97,10 @@ def action_cosines(deltas: np.ndarray, verbs: np.ndarray) -> dict[str, Any]:
 
     return {
         "matrix": mat.tolist(),
-        "antonyms": {f"{VERBS[i]}/{VERBS[j]}": float(mat[i, j]) for i, j in present},
+        "antonyms": {f"{names[i]}/{names[j]}": float(mat[i, j]) for i, j in present},
         "antonym_mean": avg(mat, present),
         "other_mean": avg(mat, others, absolute=True),
-        "pairwise": {f"{VERBS[i]}/{VERBS[j]}": float(pair[i, j]) for i, j in present},
+        "pairwise": {f"{names[i]}/{names[j]}": float(pair[i, j]) for i, j in present},
         "antonym_pairwise": avg(pair, present),
         "other_pairwise": avg(pair, others, absolute=True),
         "within": float(np.mean(within)) if within else float("nan"),
@@ -104,15 +111,17 @@ def _accuracy(pred: np.ndarray, y: np.ndarray) -> float:
     return float((pred == y).mean()) if len(y) else float("nan")
 
 
-def _chance(y: np.ndarray) -> float:
+def _chance(y: np.ndarray, num_verbs: int = len(VERBS)) -> float:
     """No-skill accuracy: the larger of 1/V and the majority action's share."""
-    return max(1.0 / len(VERBS), float(np.bincount(y, minlength=len(VERBS)).max() / max(1, len(y))))
+    return max(1.0 / num_verbs, float(np.bincount(y, minlength=num_verbs).max() / max(1, len(y))))
 
 
 def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
     """Train every variant on every split it belongs to and evaluate it; returns the results."""
     device, seed = run_dir.device, run_dir.seed
     data, cached = load_pool(cfg, run_dir)
+    vocab = data.vocab
+    nv = len(vocab.verbs)
     splits: dict[str, Split] = {
         k: make_split(
             k,
@@ -121,16 +130,18 @@ def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
             ood_fraction=cfg.comp_ood_fraction if k == "comp" else cfg.noun_ood_fraction,
             iid_test_fraction=cfg.iid_test_fraction,
             seed=seed,
+            vocab=vocab,
         )
         for k in cfg.splits
     }
     results: dict[str, Any] = {
-        "verbs": list(VERBS),
-        "nouns": list(NOUNS),
+        "dataset": cfg.dataset,
+        "verbs": list(vocab.verbs),
+        "nouns": list(vocab.nouns),
         "pool": {"pairs": len(data), "image_size": cfg.image_size, "from_cache": cached},
         "splits": {k: s.describe() for k, s in splits.items()},
         "chance": {
-            k: {"iid": _chance(data.verbs[s.iid_test]), "ood": _chance(data.verbs[s.ood_test])}
+            k: {"iid": _chance(data.verbs[s.iid_test], nv), "ood": _chance(data.verbs[s.ood_test], nv)}
             for k, s in splits.items()
         },
         "control_accuracy": cfg.control_accuracy,
@@ -147,14 +158,14 @@ def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
     first = cfg.splits[0]
     geo_idx = np.concatenate([splits[first].iid_test, splits[first].ood_test])
     torch.manual_seed(seed)  # the untrained CDE encoder: how much of the δ geometry is there before training
-    _, deltas0 = evaluate(build_model(cfg, "cde").to(device), data.images[geo_idx], device=device)
-    geometry["cde-untrained"] = action_cosines(deltas0, data.verbs[geo_idx])
+    _, deltas0 = evaluate(build_model(cfg, "cde", vocab).to(device), data.images[geo_idx], device=device)
+    geometry["cde-untrained"] = action_cosines(deltas0, data.verbs[geo_idx], vocab)
     with run_dir.progress(sum(steps[k] for k, _ in jobs), "causal-delta: train") as bar:
         for i, (k, variant) in enumerate(jobs):
             key = f"{k}/{variant}"
             s = splits[k]
             torch.manual_seed(seed)
-            model = build_model(cfg, variant).to(device)
+            model = build_model(cfg, variant, vocab).to(device)
             if key in done:
                 model.load_state_dict(done[key]["state"])
                 losses[key] = {"first": done[key]["first"], "last": done[key]["last"], "steps": done[key]["steps"]}
@@ -177,6 +188,7 @@ def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
                     device=device,
                     dist=run_dir.dist,
                     on_step=on_step,
+                    vocab=vocab,
                 )
                 losses[key] = {"first": ls[0], "last": ls[-1], "steps": len(ls)}
                 done[key] = {"state": model.state_dict(), **losses[key]}
@@ -188,7 +200,7 @@ def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
             accuracy[k][variant] = {"iid": iid, "ood": ood, "gap": iid - ood}
             if k == first:
                 _, deltas = evaluate(model, data.images[geo_idx], device=device)
-                geometry[variant] = action_cosines(deltas, data.verbs[geo_idx])
+                geometry[variant] = action_cosines(deltas, data.verbs[geo_idx], vocab)
     results["accuracy"] = accuracy
     results["geometry_split"] = first
     results["geometry"] = geometry
@@ -211,20 +223,21 @@ def _plots(results: dict[str, Any], data: CausalTripletSet, splits: dict[str, Sp
             title=f"IID–OOD gap, {k} split (lower is better)",
         )
     first = splits[results["geometry_split"]]
+    names, nouns = data.vocab.verbs, data.vocab.nouns
     pick = [
         int(first.train[np.flatnonzero(data.verbs[first.train] == a)[0]])
-        for a in range(len(VERBS))
+        for a in range(len(names))
         if (data.verbs[first.train] == a).any()
     ]
     grid = data.images[pick].reshape(-1, *data.images.shape[2:])
-    titles = [f"{VERBS[data.verbs[i]]} {NOUNS[data.nouns[i]]} {t}" for i in pick for t in ("before", "after")]
+    titles = [f"{names[data.verbs[i]]} {nouns[data.nouns[i]]} {t}" for i in pick for t in ("before", "after")]
     plot_images(run_dir.figure_path("pairs"), grid, titles=titles, ncols=4, title="One training pair per action")
     geo = results["geometry"].get("cde")
     if geo:
         fig, ax = plt.subplots(figsize=(5.5, 4.5))
         im = ax.imshow(np.asarray(geo["matrix"], dtype=float), vmin=-1, vmax=1, cmap="coolwarm")
-        ax.set_xticks(range(len(VERBS)), VERBS, rotation=45, ha="right")
-        ax.set_yticks(range(len(VERBS)), VERBS)
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+        ax.set_yticks(range(len(names)), names)
         ax.set_title("CDE: cosine of mean δ per action")
         fig.colorbar(im, ax=ax)
         save_figure(fig, run_dir.figure_path("delta_cosines"))
