@@ -21,6 +21,8 @@ from iclr26_shared.testing import run_cli
         ({"variants": ("ddt", "dupa", "repa")}, "variants"),
         ({"variants": ()}, "variants"),
         ({"num_paths": 1}, "num_paths"),
+        ({"predictor": True, "stop_grad": True}, "stop_grad"),
+        ({"projector_mode": "fixed"}, "projector_mode"),
         ({"dupa_weight": 0.0}, "dupa_weight"),
         ({"align_layer": 7}, "align_layer"),
         ({"projector_gain": 0.0}, "projector_gain"),

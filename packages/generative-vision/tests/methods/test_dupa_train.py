@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from iclr26_generative_vision import cli
-from iclr26_generative_vision.flow.dupa import draw_paths
+from iclr26_generative_vision.flow.dupa import draw_paths, dupa_loss
 from iclr26_generative_vision.methods.dupa.config import PRESETS
 from iclr26_generative_vision.methods.dupa.model import build_ddt, build_objective
 from iclr26_generative_vision.methods.dupa.train import shard_paths, train_variants
@@ -90,3 +90,65 @@ def test_training_resumes_bit_for_bit(tmp_path: Path) -> None:
     for v in TINY.variants:
         for (name, a), b in zip(straight[v].state_dict().items(), resumed[v].state_dict().values(), strict=True):
             assert torch.equal(a, b), (v, name)
+
+
+def test_frozen_projector_gets_no_gradient_and_does_not_train(tmp_path: Path) -> None:
+    """projector_mode=frozen: the projector's weights are the trained mode's init, get no gradient, and stay
+    fixed through training while the alignment gradient still reaches the encoder."""
+    cfg = dataclasses.replace(TINY, projector_mode="frozen")
+    obj, data = _objective()
+    data_ = load_images(cfg, seed=0)
+    torch.manual_seed(0)
+    model = build_ddt(cfg, data_)
+    for p in model.parameters():
+        torch.nn.init.normal_(p, std=0.1)
+    torch.manual_seed(1)
+    frozen = build_objective(cfg, "dupa", model)
+    assert frozen.projector is not None and obj.projector is not None
+    for a, b in zip(frozen.projector.parameters(), obj.projector.parameters(), strict=True):
+        assert not a.requires_grad and torch.equal(a, b)  # same init as the trained projector
+    paths = draw_paths(data.x_train[:4], data.y_train[:4], 2, torch.Generator().manual_seed(0))
+    frozen(paths)[2].backward()
+    assert all(p.grad is None for p in frozen.projector.parameters())
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in frozen.model.blocks[0].parameters())
+    run = RunDir.create(tmp_path, "dupa", cfg, quiet=True)
+    _, _, objectives = train_variants(cfg, data_, run)
+    trained = objectives["dupa"].projector
+    assert trained is not None
+    base = build_ddt(cfg, data_)
+    torch.manual_seed(1)  # the run's seed 0 + 1: the projector's init in train_variants
+    init = build_objective(cfg, "dupa", base).projector
+    assert init is not None
+    for a, b in zip(trained.parameters(), init.parameters(), strict=True):
+        torch.testing.assert_close(a.cpu(), b)
+
+
+def test_predictor_runs_on_the_online_side_only() -> None:
+    """predictor=true: the loss is ½[cos(q(p_i), sg p_j) + cos(q(p_j), sg p_i)]: its gradient equals that of
+    the hand-written form with detached targets, the predictor gets a gradient, and the projector's init is
+    the same as without a predictor."""
+    cfg = dataclasses.replace(TINY, predictor=True)
+    plain, data = _objective()
+    data_ = load_images(cfg, seed=0)
+    torch.manual_seed(0)
+    model = build_ddt(cfg, data_)
+    for p in model.parameters():
+        torch.nn.init.normal_(p, std=0.1)
+    torch.manual_seed(1)
+    obj = build_objective(cfg, "dupa", model)
+    assert obj.predictor is not None and obj.projector is not None and plain.projector is not None
+    for a, b in zip(obj.projector.parameters(), plain.projector.parameters(), strict=True):
+        assert torch.equal(a, b)
+    p = torch.randn(2, 3, 4, cfg.projector_dim, requires_grad=True)
+    (g,) = torch.autograd.grad(dupa_loss(p, predictor=obj.predictor), p)
+    q = torch.nn.functional.normalize(obj.predictor(p), dim=-1)
+    u = torch.nn.functional.normalize(p, dim=-1).detach()
+    manual = -0.5 * ((q[0] * u[1]).sum(-1) + (q[1] * u[0]).sum(-1)).mean()
+    (g_manual,) = torch.autograd.grad(manual, p)
+    torch.testing.assert_close(g, g_manual)
+    with torch.no_grad():  # not q on both sides
+        both = torch.nn.functional.cosine_similarity(q[0], q[1], dim=-1).mean()
+        assert abs(dupa_loss(p, predictor=obj.predictor).item() + both.item()) > 1e-4
+    paths = draw_paths(data.x_train[:4], data.y_train[:4], 2, torch.Generator().manual_seed(0))
+    obj(paths)[2].backward()
+    assert all(w.grad is not None and w.grad.abs().sum() > 0 for w in obj.predictor.parameters())

@@ -16,6 +16,10 @@ The cosine is symmetric (no stop-gradient in the paper); ``stop_grad=True`` is t
 
 The projector must **not** be zero-initialised (the paper: the model collapses to a trivial solution):
 Kaiming-normal on the first layer, Xavier-normal with a small gain on the later ones.
+
+Collapse remedies (not in the paper; switches of the experiment): a **frozen** random projector (its
+weights never train, so it cannot map everything to one direction by itself), and a SimSiam/BYOL-style
+:class:`Predictor` on the online side with stop-gradient on the target side (``dupa_loss(predictor=q)``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from torch import nn
 
 from iclr26_generative_vision.flow.matching import TimeSampling, add_noise, sample_times, velocity_target
 
-__all__ = ["ConditionProjector", "PathBatch", "Resample", "draw_paths", "dupa_loss"]
+__all__ = ["ConditionProjector", "PathBatch", "Predictor", "Resample", "draw_paths", "dupa_loss"]
 
 #: Which of (t, ε) each path draws afresh: both (the paper), only t (ε shared) or only ε (t shared).
 Resample = Literal["both", "time", "noise"]
@@ -63,18 +67,39 @@ class ConditionProjector(nn.Module):
         return self.net(z)
 
 
-def dupa_loss(projected: torch.Tensor, *, stop_grad: bool = False) -> torch.Tensor:
+class Predictor(nn.Module):
+    """``q``: the SimSiam/BYOL-style predictor on the online side, a per-token 2-layer MLP ``[..., D] → [..., D]``
+    (``Linear → SiLU → Linear``, PyTorch's default init) — a collapse remedy, not in the paper."""
+
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, hidden), nn.SiLU(), nn.Linear(hidden, dim))
+
+    def forward(self, p: torch.Tensor) -> torch.Tensor:
+        """Predict every token: ``[..., D] → [..., D]``."""
+        return self.net(p)
+
+
+def dupa_loss(projected: torch.Tensor, *, stop_grad: bool = False, predictor: nn.Module | None = None) -> torch.Tensor:
     """``L_DUPA`` for ``projected`` ``[K, B, N, D]`` (K ≥ 2 paths of the same B images): minus the mean
-    over path pairs i < j, images and tokens of ``cos(p_i, p_j)``; a scalar in [−1, 1] (−1: aligned)."""
+    over path pairs i < j, images and tokens of ``cos(p_i, p_j)``; a scalar in [−1, 1] (−1: aligned).
+
+    With a ``predictor`` q (collapse remedy, SimSiam's symmetric loss): each pair gives
+    ``½[cos(q(p_i), sg p_j) + cos(q(p_j), sg p_i)]`` — the predictor runs on the online side only and the
+    target side is stop-gradient, so a pair never pulls both of its projections towards each other.
+    """
     k = projected.shape[0]
     if k < 2:
         raise ValueError(f"DUPA needs at least 2 paths, got {k}")
     p = F.normalize(projected, dim=-1)
+    q = F.normalize(predictor(projected), dim=-1) if predictor is not None else None
     total = projected.new_zeros(())
     pairs = 0
     for i in range(k):
         for j in range(i + 1, k):
-            if stop_grad:
+            if q is not None:
+                cos = 0.5 * ((q[i] * p[j].detach()).sum(-1) + (q[j] * p[i].detach()).sum(-1))
+            elif stop_grad:
                 cos = 0.5 * ((p[i] * p[j].detach()).sum(-1) + (p[i].detach() * p[j]).sum(-1))
             else:
                 cos = (p[i] * p[j]).sum(-1)

@@ -43,6 +43,13 @@ class DUPAConfig:
     """Output width of the projector."""
     projector_gain: PosFloat = 0.1
     """Xavier gain of the projector's 2nd/3rd layers (small, never 0: a zero init collapses; 1st layer Kaiming)."""
+    projector_mode: Literal["trained", "frozen"] = "trained"
+    """The projector z_φ trains with the model (paper), or stays at its random init (collapse remedy)."""
+    predictor: bool = False
+    """Collapse remedy: a SimSiam/BYOL-style predictor q on the online side, stop-gradient on the target side
+    (½[cos(q(p_i), sg p_j) + cos(q(p_j), sg p_i)]); not in the paper."""
+    predictor_hidden: PosInt = 64
+    """Hidden width of the predictor q (predictor = true)."""
 
     arch: Literal["ddt", "dit"] = "ddt"
     """Backbone blocks: ddt (RMSNorm, qk-norm, 2-D RoPE, SwiGLU) or dit (LayerNorm, sin-cos, GELU)."""
@@ -107,6 +114,8 @@ class DUPAConfig:
                 raise ConfigError(
                     "variants", self.variants, f"a list that includes {required!r} (the claims compare them)"
                 )
+        if self.predictor and self.stop_grad:
+            raise ConfigError("stop_grad", self.stop_grad, "false with predictor = true (its target side is stop-grad)")
         if self.hidden % self.heads:
             raise ConfigError("heads", self.heads, f"a divisor of hidden = {self.hidden}")
         if self.arch == "ddt" and (self.hidden // self.heads) % 4:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from iclr26_generative_vision.flow.dupa import ConditionProjector, PathBatch, dupa_loss
+from iclr26_generative_vision.flow.dupa import ConditionProjector, PathBatch, Predictor, dupa_loss
 from iclr26_generative_vision.methods.dupa.config import DUPAConfig
 from iclr26_generative_vision.nn.ddt import DDT
 from iclr26_shared.images import ImageTensors
@@ -46,6 +46,7 @@ class DUPAObjective(nn.Module):
         align_layer: 1-based block whose tokens are aligned.
         projector: ``z_φ`` (required when ``weight > 0``).
         stop_grad: Stop-gradient ablation of the cosine.
+        predictor: The online-side predictor q of the SimSiam-style remedy (None: the paper's loss).
     """
 
     def __init__(
@@ -57,11 +58,12 @@ class DUPAObjective(nn.Module):
         align_layer: int,
         projector: ConditionProjector | None = None,
         stop_grad: bool = False,
+        predictor: Predictor | None = None,
     ) -> None:
         super().__init__()
         if weight > 0 and (projector is None or num_paths < 2):
             raise ValueError("the alignment term needs a projector and at least 2 paths")
-        self.model, self.projector = model, projector
+        self.model, self.projector, self.predictor = model, projector, predictor
         self.num_paths, self.weight, self.align_layer, self.stop_grad = num_paths, weight, align_layer, stop_grad
 
     def forward(self, paths: PathBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -73,7 +75,7 @@ class DUPAObjective(nn.Module):
             return velocity, velocity, velocity.new_zeros(())
         assert self.projector is not None and out.hidden is not None
         h = out.hidden.reshape(self.num_paths, -1, *out.hidden.shape[1:])  # [K, B, N, H]
-        align_loss = dupa_loss(self.projector(h), stop_grad=self.stop_grad)
+        align_loss = dupa_loss(self.projector(h), stop_grad=self.stop_grad, predictor=self.predictor)
         return velocity + self.weight * align_loss, velocity, align_loss
 
 
@@ -81,6 +83,10 @@ def build_objective(cfg: DUPAConfig, variant: str, model: DDT) -> DUPAObjective:
     """The training objective of ``variant`` around ``model`` (projector weights from the global RNG)."""
     if variant == "dupa":
         projector = ConditionProjector(cfg.hidden, cfg.projector_hidden, cfg.projector_dim, gain=cfg.projector_gain)
+        if cfg.projector_mode == "frozen":  # collapse remedy: a fixed random projector
+            projector.requires_grad_(False)
+        # drawn after the projector, so the projector's init is the same with and without a predictor
+        predictor = Predictor(cfg.projector_dim, cfg.predictor_hidden) if cfg.predictor else None
         return DUPAObjective(
             model,
             num_paths=cfg.num_paths,
@@ -88,5 +94,6 @@ def build_objective(cfg: DUPAConfig, variant: str, model: DDT) -> DUPAObjective:
             align_layer=cfg.aligned_layer,
             projector=projector,
             stop_grad=cfg.stop_grad,
+            predictor=predictor,
         )
     return DUPAObjective(model, num_paths=cfg.paths(variant), weight=0.0, align_layer=cfg.aligned_layer)
