@@ -7,15 +7,16 @@ imports no torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from iclr26_theory_metrics.methods.hsic_unlearning.config import PRESETS, HsicUnlearningConfig
+    from iclr26_theory_metrics.methods.hsic_unlearning.spec import SPEC
 
 __all__ = ["PRESETS", "SPEC", "HsicUnlearningConfig"]
 
-_WHERE = {"PRESETS": "config", "HsicUnlearningConfig": "config", "SPEC": "spec"}
+_WHERE = {"PRESETS": f"{__name__}.config", "HsicUnlearningConfig": f"{__name__}.config", "SPEC": f"{__name__}.spec"}
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

@@ -8,15 +8,16 @@ no torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from iclr26_theory_metrics.methods.richness.config import PRESETS, RichnessConfig
+    from iclr26_theory_metrics.methods.richness.spec import SPEC
 
 __all__ = ["PRESETS", "SPEC", "RichnessConfig"]
 
-_WHERE = {"PRESETS": "config", "RichnessConfig": "config", "SPEC": "spec"}
+_WHERE = {"PRESETS": f"{__name__}.config", "RichnessConfig": f"{__name__}.config", "SPEC": f"{__name__}.spec"}
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
