@@ -11,7 +11,7 @@ import torch
 
 from iclr26_generative_vision import cli
 from iclr26_generative_vision.flow.dupa import draw_paths, dupa_loss
-from iclr26_generative_vision.methods.dupa.config import PRESETS
+from iclr26_generative_vision.methods.dupa.config import PRESETS, DUPAConfig
 from iclr26_generative_vision.methods.dupa.model import build_ddt, build_objective
 from iclr26_generative_vision.methods.dupa.train import shard_paths, train_variants
 from iclr26_generative_vision.methods.s2_guidance.images import load_images
@@ -39,14 +39,14 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert "Encoder sharing" in (run_dir / "report.md").read_text()
 
 
-def _objective(variant: str = "dupa"):  # noqa: ANN202
-    data = load_images(TINY, seed=0)
+def _objective(variant: str = "dupa", cfg: DUPAConfig = TINY):  # noqa: ANN202
+    data = load_images(cfg, seed=0)
     torch.manual_seed(0)
-    model = build_ddt(TINY, data)
+    model = build_ddt(cfg, data)
     for p in model.parameters():  # leave the zero-initialised start so every block gets a gradient
         torch.nn.init.normal_(p, std=0.1)
     torch.manual_seed(1)
-    return build_objective(TINY, variant, model), data
+    return build_objective(cfg, variant, model), data
 
 
 def test_alignment_gradient_reaches_the_encoder_only() -> None:
@@ -97,13 +97,7 @@ def test_frozen_projector_gets_no_gradient_and_does_not_train(tmp_path: Path) ->
     fixed through training while the alignment gradient still reaches the encoder."""
     cfg = dataclasses.replace(TINY, projector_mode="frozen")
     obj, data = _objective()
-    data_ = load_images(cfg, seed=0)
-    torch.manual_seed(0)
-    model = build_ddt(cfg, data_)
-    for p in model.parameters():
-        torch.nn.init.normal_(p, std=0.1)
-    torch.manual_seed(1)
-    frozen = build_objective(cfg, "dupa", model)
+    frozen, data_ = _objective(cfg=cfg)
     assert frozen.projector is not None and obj.projector is not None
     for a, b in zip(frozen.projector.parameters(), obj.projector.parameters(), strict=True):
         assert not a.requires_grad and torch.equal(a, b)  # same init as the trained projector
@@ -129,13 +123,7 @@ def test_predictor_runs_on_the_online_side_only() -> None:
     the same as without a predictor."""
     cfg = dataclasses.replace(TINY, predictor=True)
     plain, data = _objective()
-    data_ = load_images(cfg, seed=0)
-    torch.manual_seed(0)
-    model = build_ddt(cfg, data_)
-    for p in model.parameters():
-        torch.nn.init.normal_(p, std=0.1)
-    torch.manual_seed(1)
-    obj = build_objective(cfg, "dupa", model)
+    obj, _ = _objective(cfg=cfg)
     assert obj.predictor is not None and obj.projector is not None and plain.projector is not None
     for a, b in zip(obj.projector.parameters(), plain.projector.parameters(), strict=True):
         assert torch.equal(a, b)
