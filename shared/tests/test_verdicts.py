@@ -42,12 +42,42 @@ def test_direction_margin_and_thresholds() -> None:
 
 
 def test_both_at_chance_is_inconclusive_single_and_multi_seed() -> None:
-    single = Claim("c", "acc", 0.11, baseline=0.10, chance=0.12)
+    single = Claim("c", "acc", 0.12, baseline=0.12, chance=0.12)
     assert single.verdict == "inconclusive"
-    assert Claim("c", "acc", 0.5, baseline=0.10, chance=0.12).verdict == "holds"
-    multi = _claims([0.11, 0.115, 0.112], [0.10, 0.101, 0.099], chance=0.12)
+    multi = _claims([0.12, 0.12, 0.12], [0.12, 0.12, 0.12], chance=0.12)
     s = summarize_claim(multi, [0, 1, 2])
-    assert s.verdict == "inconclusive" and "chance" in s.note
+    assert s.verdict == "inconclusive" and s.note == "both sides at chance"
+
+
+def test_each_side_is_judged_against_the_trivial_answer() -> None:
+    # a baseline at or below chance does not work: a win over it is not evidence (FedOpenMatch vs an
+    # all-"unknown" OpenMatch), single run and over seeds
+    assert Claim("c", "acc", 0.5, baseline=0.10, chance=0.12).verdict == "inconclusive"
+    assert Claim("c", "acc", 0.5, baseline=0.12, chance=0.12).verdict == "inconclusive"
+    s = summarize_claim(_claims([0.5, 0.52, 0.51], [0.12, 0.12, 0.12], chance=0.12), [0, 1, 2])
+    assert s.verdict == "inconclusive" and s.note == "the baseline is no better than chance"
+    # ours worse than the trivial answer is a failure, whatever the baseline did
+    assert Claim("c", "acc", 0.11, baseline=0.10, chance=0.12).verdict == "fails"
+    assert Claim("c", "acc", 0.05, baseline=0.12, chance=0.12).verdict == "fails"
+    s = summarize_claim(_claims([0.11, 0.115, 0.112], [0.10, 0.101, 0.099], chance=0.12), [0, 1, 2])
+    assert s.verdict == "fails" and "worse than the trivial answer" in s.note
+    # ours at chance cannot hold, not even as non-inferiority against a working baseline
+    assert Claim("c", "acc", 0.12, baseline=0.125, chance=0.12, margin=-0.01).verdict == "fails"
+    assert Claim("c", "err", 1.0, threshold=2.0, better="lower", chance=1.0).verdict == "fails"
+    # lower-is-better: above the mean predictor's error is worse than chance
+    assert Claim("c", "mae", 0.30, baseline=0.20, better="lower", chance=0.25).verdict == "fails"
+    assert Claim("c", "mae", 0.10, baseline=0.20, better="lower", chance=0.25, margin=0.05).verdict == "holds"
+
+
+def test_ties_never_hold() -> None:
+    assert Claim("c", "acc", 0.8, baseline=0.8).verdict == "fails"
+    assert Claim("c", "acc", 0.85, baseline=0.8, margin=0.05).verdict == "fails"
+    s = summarize_claim(_claims([0.8, 0.8, 0.8], [0.8, 0.8, 0.8]), [0, 1, 2])
+    assert s.verdict == "fails" and s.gain_low == s.gain_high == 0.0
+    s = summarize_claim(_claims([0.75, 0.75, 0.75], [0.5, 0.5, 0.5], margin=0.25), [0, 1, 2])  # exact in binary
+    assert s.verdict == "fails"
+    s = summarize_claim(_claims([0.81, 0.81, 0.81], [0.8, 0.8, 0.8]), [0, 1, 2])
+    assert s.verdict == "holds"
 
 
 def test_single_seed_keeps_the_single_run_verdict() -> None:
@@ -55,7 +85,6 @@ def test_single_seed_keeps_the_single_run_verdict() -> None:
         c = Claim("c", "acc", ours, baseline=base)
         s = summarize_claim([c], [0])
         assert s.single_seed and s.verdict == c.verdict
-    assert Claim("c", "acc", 0.8, baseline=0.8).verdict == "holds"  # ties hold (ours >= baseline)
 
 
 def test_nan_seeds_are_dropped_and_unmeasured_is_inconclusive() -> None:

@@ -38,11 +38,16 @@ C = TypeVar("C")
 #: Presets every method must define: seconds (tests), minutes on 2 CPU cores (reproduce), paper-like.
 PRESET_NAMES: tuple[str, ...] = ("smoke", "quick", "full")
 #: Names the CLI owns; a config may not use them as field names.
-RESERVED_FIELDS: frozenset[str] = frozenset({"seed", "device", "out_dir", "resume", "quiet", "preset", "seeds"})
+RESERVED_FIELDS: frozenset[str] = frozenset(
+    {"seed", "device", "out_dir", "resume", "quiet", "preset", "seeds", "dry_run"}
+)
 
 Better = Literal["higher", "lower"]
 Verdict = Literal["holds", "fails", "inconclusive"]
 VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "inconclusive")
+
+#: Relative tolerance of "at chance" (float rounding of a mean of values equal to chance).
+_CHANCE_TOL = 1e-9
 
 _KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -73,11 +78,13 @@ class Claim:
     RoPE beats RoPE") or a fixed ``threshold`` (absolute claim, e.g. "the closed form matches gradient
     descent to 1e-4"); exactly one of the two is given. ``better`` says which way wins. The claim's
     *gain* is ``ours − reference`` for ``better="higher"`` and ``reference − ours`` for ``"lower"``; a
-    single run's claim holds when ``gain >= margin``.
+    single run's claim holds when ``gain > margin``, strictly: a tie never holds. A "beats" claim gives a
+    positive margin sized from its noise; a non-inferiority claim (negative margin) says so in its text.
 
-    ``chance`` guards against vacuous wins: the value a side shows when it has learned nothing (chance
-    accuracy, the mean predictor's error, ...), tolerance included. When *both* ours and the baseline
-    are no better than ``chance``, the verdict is ``inconclusive`` whatever their order.
+    ``chance`` guards against vacuous wins: the level of the *trivial answer* (the majority class, the
+    mean predictor, every target "in training", ...), tolerance included. Each side is judged against it
+    (:meth:`chance_verdict`): ours below it fails, ours at it cannot hold, and a baseline at or below it
+    makes a relative claim inconclusive.
 
     Attributes:
         claim: The claim in words, e.g. "Selective RoPE beats RoPE on S5 at length 512".
@@ -86,8 +93,8 @@ class Claim:
         baseline: The measured value of the baseline the claim compares with (relative claims).
         threshold: The fixed bound ours must beat (absolute claims).
         better: ``"higher"`` or ``"lower"``: which direction of ``ours`` supports the claim.
-        margin: How much ``ours`` must beat the reference by (metric units, >= 0 for a strict win).
-        chance: The no-skill level of the metric (see above), or None.
+        margin: How much ``ours`` must beat the reference by (metric units; the gain must exceed it).
+        chance: The trivial answer's level of the metric (see above), or None.
         paper: The paper's reported number(s), as text (e.g. "0.99 vs 0.41"), or "".
         timing: A wall-time claim: judged only on a run that had the machine to itself.
         loaded: Set by the runner on a timing claim whose run shared the CPUs with other processes
@@ -137,20 +144,50 @@ class Claim:
         chance = self.chance if chance is None else chance
         if chance is None or value is None or not math.isfinite(value):
             return False
-        return self.sign * (value - chance) <= 1e-9 * max(1.0, abs(chance))
+        return self.sign * (value - chance) <= _CHANCE_TOL * max(1.0, abs(chance))
+
+    def below_chance(self, value: float | None, chance: float | None = None) -> bool:
+        """Whether ``value`` is strictly *worse* than ``chance`` (beyond float rounding): that side failed
+        even at the trivial answer's level."""
+        chance = self.chance if chance is None else chance
+        if chance is None or value is None or not math.isfinite(value):
+            return False
+        return self.sign * (value - chance) < -_CHANCE_TOL * max(1.0, abs(chance))
+
+    def chance_verdict(self, ours: float, reference: float, chance: float | None = None) -> tuple[Verdict, str] | None:
+        """The verdict the chance guard imposes on (mean) values, with its reason; None when it imposes none.
+
+        Each side is judged against the trivial answer's level: ours *worse* than it fails the claim;
+        ours *at* it fails too when the baseline beats it (and a threshold claim fails); a baseline no
+        better than chance makes a relative claim inconclusive (a baseline must work before a win over it
+        counts), and so do both sides at chance.
+        """
+        chance = self.chance if chance is None else chance
+        if chance is None or not math.isfinite(chance):
+            return None
+        if self.below_chance(ours, chance):
+            return "fails", "ours is worse than the trivial answer (chance)"
+        ours_at = self.at_chance(ours, chance)
+        if self.baseline is not None and self.at_chance(reference, chance):
+            return "inconclusive", "both sides at chance" if ours_at else "the baseline is no better than chance"
+        if ours_at:
+            return "fails", "ours is no better than the trivial answer (chance)"
+        return None
 
     @property
     def verdict(self) -> Verdict:
-        """Single-run verdict: ``holds`` when gain >= margin, ``fails`` otherwise; ``inconclusive`` when a
-        side is not measured (NaN), when both sides sit at chance, or for a timing claim measured while
-        other processes shared the CPUs (``loaded``)."""
+        """Single-run verdict: ``holds`` when gain > margin (strictly: a tie does not hold), ``fails``
+        otherwise; ``inconclusive`` when a side is not measured (NaN), for a timing claim measured while
+        other processes shared the CPUs (``loaded``), or when the baseline is no better than chance. Ours
+        at or below chance fails (:meth:`chance_verdict`)."""
         if self.timing and self.loaded:
             return "inconclusive"
         if not (_finite(self.ours) and _finite(self.reference)):
             return "inconclusive"
-        if self.baseline is not None and self.at_chance(self.ours) and self.at_chance(self.baseline):
-            return "inconclusive"
-        return "holds" if self.gain >= self.margin else "fails"
+        guard = self.chance_verdict(float(self.ours), self.reference)
+        if guard is not None:
+            return guard[0]
+        return "holds" if self.gain > self.margin else "fails"
 
     @property
     def holds(self) -> bool:
@@ -260,6 +297,9 @@ class MethodSpec(Generic[C]):
         report: ``report(results) -> markdown`` body added to report.md after the claims.
         resources: What one run needs (CPUs, GPUs, whether it must run alone).
         gpu_presets: Presets that need a GPU (scheduled only where one exists).
+        dry_run: ``dry_run(cfg, device) -> {"parameters": int, "train_loss": float, ...}``: build the
+            preset at its real sizes and take one train and one eval step at batch 2 (``--dry-run``,
+            :mod:`iclr26_shared.dryrun`); None when the method has none.
     """
 
     name: str
@@ -273,6 +313,7 @@ class MethodSpec(Generic[C]):
     report: Callable[[Mapping[str, Any]], str] = field(default=no_report)
     resources: Resources = field(default_factory=Resources)
     gpu_presets: tuple[str, ...] = ()
+    dry_run: Callable[[C, Any], Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not _KEBAB.match(self.name):
@@ -310,7 +351,8 @@ class MethodSpec(Generic[C]):
 
         Imports ``module.config`` now (``PRESETS``: preset name → config instance; the config class is
         the presets' type) and ``module.train.run``, ``module.claims.claims`` and
-        ``module.claims.report`` on first call. The domain is read off the package name.
+        ``module.claims.report`` on first call (and ``module.train.dry_run`` for ``--dry-run``). The
+        domain is read off the package name.
         """
         domain = _domain_of(module)
         config_module = importlib.import_module(f"{module}.config")
@@ -329,6 +371,7 @@ class MethodSpec(Generic[C]):
             report=LazyFunction(f"{module}.claims", "report"),
             resources=resources or Resources(),
             gpu_presets=gpu_presets,
+            dry_run=LazyFunction(f"{module}.train", "dry_run"),
         )
 
     def preset(self, name: str) -> C:

@@ -9,11 +9,15 @@ initialisation. The interval is the two-sided Student-t interval over the paired
 
 and the verdict is
 
-* ``holds`` — the whole interval clears the claim's margin (lower end > margin; with zero spread, every
-  gain >= margin);
-* ``fails`` — the whole interval lies below the margin;
-* ``inconclusive`` — the interval straddles the margin (the gap is inside seed noise), fewer than two
-  seeds were measured, or both sides sit at chance on average.
+* ``holds`` — the whole interval lies strictly above the claim's margin (lower end > margin; a tie,
+  even with zero spread, does not hold);
+* ``fails`` — the whole interval lies at or below the margin;
+* ``inconclusive`` — the interval straddles the margin (the gap is inside seed noise) or fewer than two
+  seeds were measured.
+
+Before the interval, the chance guard (:meth:`Claim.chance_verdict`) judges each side's mean against the
+trivial answer's level: ours worse than it fails, ours at it fails against a working baseline, and a
+baseline at or below it leaves a relative claim inconclusive.
 
 With one seed the single-run verdict of :attr:`Claim.verdict` is kept and the row is marked single-seed.
 """
@@ -141,12 +145,11 @@ def summarize_claim(claims: Sequence[Claim], seeds: Sequence[int]) -> ClaimSumma
             verdict = "inconclusive"
             loaded = [s for s, c in zip(seeds, claims, strict=True) if c.loaded]
             note = f"timing claim measured while other processes shared the CPUs (seed {', '.join(map(str, loaded))})"
-        elif first.baseline is not None and first.at_chance(ours_mean, chance) and first.at_chance(ref_mean, chance):
-            verdict = "inconclusive"
-            note = "both sides at chance"
-        elif low > first.margin or (low == high and low >= first.margin):
+        elif (guard := first.chance_verdict(ours_mean, ref_mean, chance)) is not None:
+            verdict, note = guard
+        elif low > first.margin:
             verdict = "holds"
-        elif high < first.margin:
+        elif high <= first.margin:
             verdict = "fails"
         else:
             verdict = "inconclusive"
