@@ -5,6 +5,7 @@
 * :mod:`~iclr26_shared.verdicts` — claims over seeds: paired t-intervals and holds/fails/inconclusive;
 * :mod:`~iclr26_shared.cli` — ``run_methods(METHODS, argv)`` for the domain CLIs (the only tyro user);
 * :class:`RunDir` — run directories with atomic checkpoints and ``--resume``;
+* :mod:`~iclr26_shared.models` — trained models saved under ``<run>/models/<name>/``, :func:`load_model`;
 * :mod:`~iclr26_shared.data` — named data sets and the shared real image sets;
 * :mod:`~iclr26_shared.seeding`, :mod:`~iclr26_shared.device`, :mod:`~iclr26_shared.progress`,
   :mod:`~iclr26_shared.plotting`, :mod:`~iclr26_shared.bench`, :mod:`~iclr26_shared.testing`.
@@ -31,6 +32,7 @@ from iclr26_shared.spec import PRESET_NAMES, Claim, MethodSpec, Resources
 
 if TYPE_CHECKING:
     from iclr26_shared.device import resolve_device
+    from iclr26_shared.models import list_models, load_model, save_model
     from iclr26_shared.progress import ProgressBar
     from iclr26_shared.runs import RunDir
     from iclr26_shared.seeding import get_rng_state, make_generator, seed_everything, set_rng_state
@@ -41,6 +43,9 @@ _LAZY = {
     "resolve_device": "iclr26_shared.device",
     "ProgressBar": "iclr26_shared.progress",
     "RunDir": "iclr26_shared.runs",
+    "list_models": "iclr26_shared.models",
+    "load_model": "iclr26_shared.models",
+    "save_model": "iclr26_shared.models",
     "get_rng_state": "iclr26_shared.seeding",
     "make_generator": "iclr26_shared.seeding",
     "seed_everything": "iclr26_shared.seeding",
@@ -81,10 +86,13 @@ __all__ = [
     "config_to_dict",
     "execute",
     "get_rng_state",
+    "list_models",
+    "load_model",
     "load_config",
     "make_generator",
     "resolve_device",
     "save_config",
+    "save_model",
     "seed_everything",
     "set_rng_state",
     "validate",

@@ -9,6 +9,7 @@
     results.json     what ``run`` returned plus the evaluated claims
     report.md        human-readable report
     figures/*.png
+    models/<name>/   final trained models (save_pretrained: safetensors + JSON config; iclr26_model.json)
 
 ``RunDir.create(..., resume=True)`` reopens the newest directory of the same method whose config hash
 (config + seed) matches, so a killed run continues from its last checkpoint. Checkpoints hold only
@@ -122,6 +123,9 @@ class RunDir:
         self.keep_last = keep_last
         self.resumed = resumed
         self.preset = preset
+        #: The in-memory models this process saved with :meth:`save_model` (name -> model), for tests
+        #: that compare them with what :func:`~iclr26_shared.models.load_model` reads back.
+        self.saved_models: dict[str, Any] = {}
 
     # ---------------------------------------------------------------------------------------------
     # creation and resume
@@ -401,6 +405,17 @@ class RunDir:
     def figure_path(self, name: str) -> Path:
         """``figures/<name>.png``."""
         return self.figures_dir / (name if name.endswith(".png") else f"{name}.png")
+
+    def save_model(self, name: str, model: Any, *, extra: Mapping[str, Any] | None = None) -> Path:
+        """Save a final trained model under ``models/<name>/`` with its own ``save_pretrained`` (rank 0
+        only; see :func:`iclr26_shared.models.save_model`); ``iclr26_shared.load_model(run_dir, name)``
+        reads it back."""
+        from iclr26_shared.models import model_dir, save_model
+
+        self.saved_models[name] = model
+        if not self.dist.is_main:
+            return model_dir(self.path, name)
+        return save_model(self.path, name, model, extra=extra)
 
     def progress(self, total: int, description: str = "", *, completed: int = 0) -> ProgressBar:
         """A :class:`ProgressBar` that follows this run's ``quiet`` setting."""

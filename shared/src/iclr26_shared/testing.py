@@ -4,6 +4,11 @@
 * :func:`run_cli` to call a ``main(argv) -> int`` in-process and capture its output,
 * :func:`smoke_run` / :func:`assert_valid_run_dir` for the per-method CLI smoke test,
 * :func:`run_single_and_torchrun` for the "two torchrun processes follow one process" trainer tests,
+* :func:`assert_models_roundtrip`: every model a run saved loads back and gives the in-memory model's
+  outputs bit for bit,
+* :class:`Arms`, :func:`degenerate_cases` and :func:`assert_no_claim_holds`: feed a method's ``claims()``
+  degenerate results (every arm equal, every arm at the trivial answer, ours worse than it) and check that
+  no claim they touch holds,
 * :data:`TOY_SPEC`, a real (tiny) method used to test the machinery: minibatch SGD on ridge regression,
   checked against the closed-form solution, with checkpoints every few steps so resume can be tested.
 """
@@ -23,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from huggingface_hub import PyTorchModelHubMixin
 
 from iclr26_shared.config import NonNegFloat, PosFloat, PosInt, validate
 from iclr26_shared.data import ImageDataset
@@ -34,6 +40,7 @@ from iclr26_shared.seeding import get_rng_state, make_generator, set_rng_state
 from iclr26_shared.spec import Claim, MethodSpec
 
 __all__ = [
+    "Arms",
     "TOLERANCES",
     "TOY_SPEC",
     "CliResult",
@@ -41,8 +48,11 @@ __all__ = [
     "TOY_DDP_SPEC",
     "ToyDDPConfig",
     "assert_close",
+    "assert_models_roundtrip",
+    "assert_no_claim_holds",
     "assert_valid_run_dir",
     "check_domain_cli",
+    "degenerate_cases",
     "fake_image_dataset",
     "run_cli",
     "run_single_and_torchrun",
@@ -150,6 +160,190 @@ def smoke_run(spec: MethodSpec[Any], out_dir: str | Path, **overrides: Any) -> t
     run, results, _ = execute(spec, cfg, CommonFlags(seed=0, device="cpu", out_dir=Path(out_dir), quiet=True))
     assert_valid_run_dir(run.path)
     return run, results
+
+
+def _equal_outputs(a: Any, b: Any, where: str) -> None:
+    import numpy as np
+
+    if isinstance(a, torch.Tensor):
+        assert isinstance(b, torch.Tensor), f"{where}: tensor vs {type(b).__name__}"
+        assert a.shape == b.shape and a.dtype == b.dtype, f"{where}: {a.shape}/{a.dtype} vs {b.shape}/{b.dtype}"
+        assert torch.equal(a, b), f"{where}: outputs differ (max |diff| {float((a.double() - b.double()).abs().max())})"
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.shape == b.shape, f"{where}: array shapes differ"
+        assert np.array_equal(a, b), f"{where}: outputs differ"
+    elif isinstance(a, Mapping):
+        assert isinstance(b, Mapping) and set(a) == set(b), f"{where}: keys differ"
+        for k in a:
+            _equal_outputs(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, list | tuple):
+        assert isinstance(b, list | tuple) and len(a) == len(b), f"{where}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _equal_outputs(x, y, f"{where}[{i}]")
+    elif hasattr(a, "to_tuple") and callable(a.to_tuple):  # transformers / diffusers ModelOutput
+        _equal_outputs(a.to_tuple(), b.to_tuple(), where)
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
+
+
+def assert_models_roundtrip(run: RunDir, probes: Mapping[str, Callable[[Any], Any] | torch.Tensor]) -> None:
+    """Every model ``run`` saved loads back with :func:`iclr26_shared.models.load_model` and gives the
+    in-memory model's outputs on a fixed input bit for bit.
+
+    ``probes`` maps each saved model's name to the input tensor to call it on, or to a function
+    ``probe(model) -> outputs`` (tensors, arrays, tuples, dicts, model outputs). Both models are put in
+    eval mode and run without gradients. Every saved model needs a probe, and the run must have saved
+    at least one: a method whose models silently stop being saved fails the test.
+    """
+    from iclr26_shared.models import list_models, load_model
+
+    saved = list_models(run.path)
+    assert saved, f"{run.path} saved no model"
+    assert set(saved) == set(run.saved_models), f"saved on disk {sorted(saved)} vs in memory {sorted(run.saved_models)}"
+    unprobed = sorted(set(saved) - set(probes))
+    assert not unprobed, f"no probe for the saved models {unprobed}"
+    for name, probe in probes.items():
+        assert name in saved, f"probe for {name!r}, but the run saved only {sorted(saved)}"
+        loaded, original = load_model(run.path, name), run.saved_models[name]
+        assert type(loaded) is type(original), f"{name}: loaded a {type(loaded).__name__}"
+        call: Callable[[Any], Any] = (lambda m, x=probe: m(x)) if isinstance(probe, torch.Tensor) else probe
+        outs = []
+        for model in (original, loaded):
+            was_training = getattr(model, "training", None)
+            if isinstance(model, torch.nn.Module):
+                model.eval()
+            with torch.no_grad():
+                outs.append(call(model))
+            if isinstance(model, torch.nn.Module) and was_training:
+                model.train()
+        _equal_outputs(outs[0], outs[1], name)
+
+
+# --------------------------------------------------------------------------------------------------
+# Degenerate results for claims()
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arms:
+    """Where the arms of one compared metric sit in a method's results, and the metric's trivial level.
+
+    Paths are ``/``-separated keys into the nested results (an all-digit part indexes a list), e.g.
+    ``"test/deql/recall@20"``. The value at a path may be a number or any nesting of lists/dicts of
+    numbers (a curve, a per-length table): the cases below replace every number in it.
+
+    Attributes:
+        ours: Paths of the paper method's value(s).
+        others: Paths of the baselines' (and ablations') values.
+        trivial: The level of the trivial answer (majority class, mean predictor, "always in", ...).
+        worse: A value worse than ``trivial`` in the metric's direction, or None to skip that case.
+    """
+
+    ours: Sequence[str]
+    others: Sequence[str]
+    trivial: float
+    worse: float | None = None
+
+
+def _split(path: str) -> list[str | int]:
+    return [int(p) if p.isdigit() else p for p in path.strip("/").split("/")]
+
+
+def _get(tree: Any, path: str) -> Any:
+    node = tree
+    for key in _split(path):
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            raise KeyError(f"results have no {path!r} (stuck at {key!r})") from None
+    return node
+
+
+def _set(tree: Any, path: str, value: Any) -> None:
+    *parents, last = _split(path)
+    node = tree
+    for key in parents:
+        node = node[key]
+    node[last] = value
+
+
+def _fill(value: Any, number: float) -> Any:
+    """``value`` with every number (not bool) replaced by ``number``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return number
+    if isinstance(value, Mapping):
+        return {k: _fill(v, number) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fill(v, number) for v in value]
+    return value
+
+
+def degenerate_cases(results: Mapping[str, Any], arms: Sequence[Arms]) -> dict[str, dict[str, Any]]:
+    """Degenerate copies of ``results``: ``"every arm equal"`` (each baseline's value replaced by ours),
+    ``"every arm at the trivial answer"`` and ``"ours worse than the trivial answer"`` (where ``worse``
+    is given). Each copy changes only the paths ``arms`` names."""
+    import copy
+
+    equal, trivial, worse = (copy.deepcopy(dict(results)) for _ in range(3))
+    for a in arms:
+        for path in a.ours:
+            _set(trivial, path, _fill(_get(results, path), a.trivial))
+            if a.worse is not None:
+                _set(worse, path, _fill(_get(results, path), a.worse))
+        for path in a.others:
+            source = _get(results, a.ours[0])
+            _set(equal, path, copy.deepcopy(source))
+            _set(trivial, path, _fill(_get(results, path), a.trivial))
+    cases = {"every arm equal": equal, "every arm at the trivial answer": trivial}
+    if any(a.worse is not None for a in arms):
+        cases["ours worse than the trivial answer"] = worse
+    return cases
+
+
+def _claim_key(c: Claim) -> tuple[str, str]:
+    return c.claim, c.metric
+
+
+def _same(x: float, y: float) -> bool:
+    import math
+
+    return (math.isnan(x) and math.isnan(y)) or x == y
+
+
+def _changed(c: Claim, before: Claim | None) -> bool:
+    if before is None:
+        return True
+    return not (_same(float(c.ours), float(before.ours)) and _same(c.reference, before.reference))
+
+
+def assert_no_claim_holds(
+    claims: MethodSpec[Any] | Callable[[Mapping[str, Any]], Sequence[Claim]],
+    results: Mapping[str, Any],
+    arms: Sequence[Arms] = (),
+    *,
+    extra_cases: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, list[Claim]]:
+    """Feed ``claims`` (a spec's ``claims`` or the function itself) the degenerate cases of
+    :func:`degenerate_cases` and any ``extra_cases`` of the method's own; assert that in each case no
+    claim whose compared values the case changed holds, and that each case changes at least one claim
+    (a misnamed path fails here rather than passing silently). Returns the claims of every case.
+    """
+    fn = claims.check_claims if isinstance(claims, MethodSpec) else claims
+    base = {_claim_key(c): c for c in fn(results)}
+    assert base, "claims() returned no claims for the real results"
+    cases = {**degenerate_cases(results, arms), **dict(extra_cases or {})}
+    assert cases, "no degenerate case: give arms or extra_cases"
+    out: dict[str, list[Claim]] = {}
+    for case, degenerate in cases.items():
+        got = list(fn(degenerate))
+        out[case] = got
+        touched = [c for c in got if _changed(c, base.get(_claim_key(c)))]
+        assert touched, f"{case!r} changed no claim's compared values: check the Arms paths"
+        holding = [f"{c.claim} ({c.metric}: ours {c.ours!r} vs {c.reference!r})" for c in touched if c.holds]
+        assert not holding, f"{case!r}: these claims still hold: {holding}"
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -286,13 +480,20 @@ class ToyDDPConfig:
             raise ConfigError("batch_size", self.batch_size, f"at most n = {self.n}")
 
 
+class ToyLinear(torch.nn.Linear, PyTorchModelHubMixin):
+    """``nn.Linear`` with the hub mixin: the toy's trained model, saved and loaded like every method's."""
+
+    def __init__(self, in_features: int, out_features: int = 1) -> None:
+        super().__init__(in_features, out_features)
+
+
 def _toy_ddp_run(cfg: ToyDDPConfig, run: RunDir) -> dict[str, Any]:
     dist = run.dist
     gen = make_generator(run.seed)  # the same stream on every rank: data and batch indices agree
     x = torch.randn(cfg.n, cfg.dim, generator=gen)
     y = x @ torch.randn(cfg.dim, generator=gen) + 0.1 * torch.randn(cfg.n, generator=gen)
     torch.manual_seed(run.seed)
-    model = torch.nn.Linear(cfg.dim, 1)
+    model = ToyLinear(cfg.dim, 1)
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
     start = 0
     ckpt = run.load_checkpoint()
@@ -315,7 +516,26 @@ def _toy_ddp_run(cfg: ToyDDPConfig, run: RunDir) -> dict[str, Any]:
             run.save_checkpoint(step, {"model": model.state_dict(), "opt": opt.state_dict(), "gen": gen.get_state()})
     with torch.no_grad():
         full = float(torch.nn.functional.mse_loss(model(x).squeeze(-1), y))
+    run.save_model("linear", model)
     return {"final_loss": full, "world_size": dist.world_size, "steps": cfg.steps}
+
+
+def _toy_ddp_dry_run(cfg: ToyDDPConfig, device: torch.device) -> dict[str, Any]:
+    """The toy's ``dry_run``: the model and optimizer at cfg's sizes, one SGD step and one eval at batch 2."""
+    x, y = torch.randn(2, cfg.dim, device=device), torch.randn(2, device=device)
+    model = ToyLinear(cfg.dim, 1).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    loss = torch.nn.functional.mse_loss(model(x).squeeze(-1), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        ev = float(torch.nn.functional.mse_loss(model(x).squeeze(-1), y))
+    return {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "train_loss": float(loss.detach()),
+        "eval_loss": ev,
+    }
 
 
 def _toy_ddp_claims(results: Mapping[str, Any]) -> list[Claim]:
@@ -331,6 +551,7 @@ TOY_DDP_SPEC: MethodSpec[ToyDDPConfig] = MethodSpec(
     run=_toy_ddp_run,
     claims=_toy_ddp_claims,
     summary="Test method: torchrun/DDP through iclr26_shared.distributed.",
+    dry_run=_toy_ddp_dry_run,
 )
 
 

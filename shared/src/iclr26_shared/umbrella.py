@@ -1,4 +1,4 @@
-"""The umbrella command ``iclr26``: ``list``, ``run``, ``reproduce``, ``bench``.
+"""The umbrella command ``iclr26``: ``list``, ``run``, ``reproduce``, ``models``, ``bench``.
 
 Methods are discovered through the entry point group ``iclr26.methods`` (each installed domain package
 exposes its ``cli.METHODS``), so the command works with any subset of domains installed.
@@ -123,6 +123,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--resume", type=Path, default=None, metavar="DIR", help="continue the reproduce in DIR")
     rep.add_argument("--verbose", action="store_true", help="progress bars instead of log lines")
+    m = sub.add_parser("models", help="the trained models a run saved (load them with iclr26_shared.load_model)")
+    m.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     b = sub.add_parser("bench", help="run the packages' benchmark scripts (JSON ratios)")
     b.add_argument("--only", default="", help="comma-separated substrings of '<package>/<script>'")
     b.add_argument("--out-dir", type=Path, default=Path("runs"))
@@ -131,11 +133,29 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _models(run_dir: Path) -> int:
+    from iclr26_shared.models import list_models
+
+    if not run_dir.is_dir():
+        raise UsageError(f"iclr26 models: {run_dir}: no such run directory")
+    models = list_models(run_dir)
+    if not models:
+        print(f"{run_dir}: the run saved no model")
+        return 0
+    width = max(len(n) for n in models)
+    for name, meta in models.items():
+        print(f"{name:<{width}}  {meta['bytes'] / 1e6:8.3f} MB  {meta['class']}")
+    print(f"load one with: iclr26_shared.load_model({str(run_dir)!r}, name)")
+    return 0
+
+
 def _main(argv: list[str]) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "run":
         specs, _ = discover_methods()
         return run_methods(specs, args.method_args, prog="iclr26 run")
+    if args.command == "models":
+        return _models(args.run_dir)
     specs, errors = discover_methods()
     for ep, msg in errors.items():
         print(f"warning: domain {ep!r} failed to load: {msg}", file=sys.stderr)

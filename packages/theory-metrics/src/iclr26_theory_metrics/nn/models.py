@@ -10,11 +10,16 @@ pooling before the classifier), ``C`` = 1 (grey) or 3 (RGB).
 * ``vgg9``: VGG-style 3×3 conv + BatchNorm + ReLU stacks ``[w, M, 2w, M, 4w, 4w, M, 8w, 8w, M, 8w, 8w]``
   (M = 2×2 max-pool, skipped once the map is 1×1), global pool; p = 8w.
 * ``mlp``: flatten, two hidden ReLU layers of 8w units; p = 8w.
+
+Each concrete network has :class:`huggingface_hub.PyTorchModelHubMixin`: ``save_pretrained(dir)`` writes
+safetensors + its ``__init__`` arguments as ``config.json``, ``ResNet9.from_pretrained(dir)`` reads them
+back from a local folder.
 """
 
 from __future__ import annotations
 
 import torch
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 __all__ = ["MLP", "MODEL_NAMES", "FeatureClassifier", "ResNet9", "VGG9", "build_model"]
@@ -64,7 +69,7 @@ class _MaybePool(nn.Module):
         return nn.functional.max_pool2d(x, 2) if min(x.shape[-2:]) >= 2 else x
 
 
-class ResNet9(FeatureClassifier):
+class ResNet9(FeatureClassifier, PyTorchModelHubMixin):
     """ResNet9 (DAWNBench layout) with base width ``width``; p = 8·width."""
 
     def __init__(self, in_channels: int, num_classes: int, width: int = 8, bias: bool = True) -> None:
@@ -86,7 +91,7 @@ class ResNet9(FeatureClassifier):
         self.classifier = nn.Linear(8 * w, num_classes, bias=bias)
 
 
-class VGG9(FeatureClassifier):
+class VGG9(FeatureClassifier, PyTorchModelHubMixin):
     """VGG-style network with 8 conv layers + the linear classifier; p = 8·width (``batch_norm=False``: every
     BatchNorm dropped, the convs get biases)."""
 
@@ -110,7 +115,7 @@ class VGG9(FeatureClassifier):
         self.classifier = nn.Linear(8 * w, num_classes, bias=bias)
 
 
-class MLP(FeatureClassifier):
+class MLP(FeatureClassifier, PyTorchModelHubMixin):
     """Flatten → Linear(d, 8w) → ReLU → Linear(8w, 8w) → ReLU → classifier; p = 8·width."""
 
     def __init__(self, in_features: int, num_classes: int, width: int = 8, bias: bool = True) -> None:

@@ -20,6 +20,7 @@ process only approximately; the MLP follows it up to float summation order.
 from __future__ import annotations
 
 import math
+import re
 import time
 from typing import Any
 
@@ -151,6 +152,11 @@ def ufm_study(cfg: NeuralCollapseConfig, device: torch.device, seed: int) -> tup
     return results, traces
 
 
+def model_name(index: int, spec: RunSpec) -> str:
+    """The saved model's name of grid run ``index``: ``run00-sgd-lr0.01-m0.9-wd0.05`` (its label as a folder name)."""
+    return f"run{index:02d}-" + re.sub(r"[^A-Za-z0-9.]+", "-", spec.label.replace("=", "")).strip("-")
+
+
 def train_one(
     spec: RunSpec,
     data: ImageTensors,
@@ -219,6 +225,8 @@ def train_one(
         if math.isnan(row["train_loss"]):
             diverged = True
             break
+    if run_dir is not None:  # the trained network, for reuse: iclr26_shared.load_model(run, model_name(index, spec))
+        run_dir.save_model(model_name(index, spec), model, extra={"label": spec.label, "input": "[B, C, H, W]"})
     last = recorder.history[-1]
     keys = [k for k in last if k not in ("run", "optimizer", "lr", "momentum", "weight_decay", "lr_now")]
     return {
