@@ -110,3 +110,20 @@ def test_unwritable_out_dir_and_empty_resume_say_so_in_one_line(tmp_path: Path) 
     assert len(res.err.strip().splitlines()) == 1 and "Traceback" not in res.err
     res = run_cli(main, ["toy-ridge", "--preset", "smoke", "--quiet", "--resume", "--out-dir", str(tmp_path)])
     assert res.code == 0 and "--resume: no earlier toy-ridge run" in res.err and "starting a new run" in res.err
+
+
+def test_dry_run_builds_steps_and_exits_0_without_a_run_directory(tmp_path) -> None:
+    from iclr26_shared.cli import run_methods
+    from iclr26_shared.dryrun import dry_run
+    from iclr26_shared.testing import TOY_DDP_SPEC, TOY_SPEC, run_cli
+
+    methods = {s.name: s for s in (TOY_SPEC, TOY_DDP_SPEC)}
+    argv = ["toy-ddp", "--preset", "full", "--dim", "16", "--dry-run", "--device", "cpu", "--out-dir", str(tmp_path)]
+    res = run_cli(lambda a: run_methods(methods, a, prog="t"), argv)
+    assert res.code == 0, res.err
+    assert "17 trainable parameters" in res.out and "peak RSS" in res.out  # 16 weights + 1 bias
+    assert not any(tmp_path.iterdir())
+    out = dry_run(TOY_DDP_SPEC, TOY_DDP_SPEC.preset("full"), "cpu")
+    assert out["parameters"] == 9 and out["eval_loss"] < out["train_loss"] + 10 and out["peak_rss_bytes"] > 2**20
+    res = run_cli(lambda a: run_methods(methods, a, prog="t"), ["toy-ridge", "--dry-run", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and "--dry-run is not available" in res.err and len(res.err.strip().splitlines()) == 1

@@ -115,3 +115,19 @@ def test_peak_memory_sees_a_large_allocation() -> None:
     assert big.result == 64 * 2**20 // 8 and big.cuda_peak_bytes is None
     assert big.cpu_peak_bytes > 32 * 2**20 > small.cpu_peak_bytes
     assert set(big.to_dict()) == {"seconds", "cpu_peak_mib", "cuda_peak_mib"}
+
+
+def test_markdown_table_formats_numbers_and_escapes_pipes() -> None:
+    from iclr26_shared.tables import markdown_table
+
+    text = markdown_table(["method", "acc", "note"], [["ours", 0.912345, "a|b"], ["base", None, 3]])
+    lines = text.splitlines()
+    assert [c.strip() for c in lines[0].strip("|").split("|")] == ["method", "acc", "note"]
+    assert set(lines[1]) <= {"|", "-"}
+    assert lines[2].split("|")[2].strip() == "0.9123" and "a\\|b" in lines[2]
+    assert lines[3].split("|")[2].strip() == "—" and lines[3].split("|")[3].strip() == "3"
+    assert markdown_table(["x"], [[0.5]], floatfmt=".2f").splitlines()[2] == "| 0.50 |"
+    import pytest
+
+    with pytest.raises(ValueError, match="row 0 has 1 cells, the header 2"):
+        markdown_table(["a", "b"], [["only"]])

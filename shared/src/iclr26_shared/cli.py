@@ -159,6 +159,11 @@ def main_guard(fn: Any, *args: Any, **kwargs: Any) -> int:
 def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
     n_seeds, args = _pop_seeds(args)
     cfg, flags, preset = parse_method_args(spec, args, prog=prog)
+    if flags.dry_run:
+        from iclr26_shared.dryrun import dry_run, format_dry_run
+
+        print(format_dry_run(dry_run(spec, cfg, flags.device, seed=flags.seed)))
+        return 0
     if n_seeds == 1:
         run, _, claims = execute(spec, cfg, flags, preset=preset)
         if not run.dist.is_main:  # under torchrun only rank 0 reports

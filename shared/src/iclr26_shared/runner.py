@@ -38,6 +38,9 @@ class CommonFlags:
     """Continue the newest unfinished run with the same config and seed from its last checkpoint."""
     quiet: bool = False
     """Plain log lines instead of progress bars."""
+    dry_run: bool = False
+    """Build the preset (a few data items, the model and optimizer at full size), take one train and one eval
+    step at batch 2, print the parameter count and peak memory, and exit; writes no run directory."""
 
 
 def format_number(value: float | None) -> str:
