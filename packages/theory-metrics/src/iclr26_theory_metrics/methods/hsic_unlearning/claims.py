@@ -109,7 +109,6 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 ours=_f(models["retrain"]["otr"]),
                 baseline=_f(models["mia-fool"]["otr"]),
                 margin=OTR_MARGIN,
-                chance=0.5,
                 paper="Retrain 87.0 % vs Unroll 3.0 % at the same MIA ASR (0.30)",
             ),
             Claim(

@@ -125,11 +125,13 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 paper="0.51 (step 200, test 5.2 %) → 0.11 (step 3000, test 99.8 %)",
             ),
             Claim(
-                claim="Grokking: the train accuracy is already 100 % when D_LR drops",
+                claim="Grokking: the train accuracy is already 100 % when D_LR drops (non-inferiority: every "
+                "training pair right, within half a pair)",
                 metric=f"train accuracy at {where}",
                 ours=_f(point["train_acc"]),
                 threshold=1.0,
                 better="higher",
+                margin=-0.5 / max(int(g["n_train"]), 1),
                 paper="100 %",
             ),
             Claim(
