@@ -74,7 +74,10 @@ def test_claims_can_fail():
 
 
 def test_claims_at_chance_do_not_hold():
-    """Every model at a random ranking's level (and gradient descent stuck at W = 0): no claim holds."""
+    """Every model at a random ranking's level (and gradient descent stuck at W = 0): no claim holds.
+
+    Inside the chance tolerance DEQL is no better than the trivial answer, so its "beats" claims fail
+    (strict verdicts: ours at or below chance fails before the baseline's level is looked at)."""
     res = _results(0.0, 0.0, 0.0, gd_err=1.0, gap=0.5)
     for metric, level in res["chance"].items():
         for fam in ("deql", "edlae", "ease"):
@@ -82,7 +85,7 @@ def test_claims_at_chance_do_not_hold():
     res["test_mean"]["deql"]["recall@20"] += CHANCE_TOLERANCE / 4  # ours ahead, but still at chance
     verdicts = [c.verdict for c in claims(res)]
     assert "holds" not in verdicts
-    assert verdicts[:4] == ["inconclusive"] * 4
+    assert verdicts[:4] == ["fails"] * 4
 
 
 def test_sweep_scores_match_estimators():

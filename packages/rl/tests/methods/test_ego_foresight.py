@@ -193,14 +193,15 @@ def test_claims_at_chance_do_not_hold() -> None:
     res["agents"]["drqv2-ef"]["ens"] = 0.4
     verdicts = [c.verdict for c in claims(res)]
     assert "holds" not in verdicts
-    assert verdicts[0] == "inconclusive"  # both below the untrained policy's return (-25)
+    assert verdicts[0] == "fails"  # ours below the untrained policy's return (-25): worse than chance
     assert verdicts[2:] == ["fails", "inconclusive"]  # 2a is a test against the blind guesses; 2b at chance
 
 
-def test_action_blind_head_worse_than_the_mean_frame_is_inconclusive() -> None:
-    """A head that draws a blur (worse than the mean frame) shows nothing about actions even if ours < random."""
+def test_action_blind_head_worse_than_the_mean_frame_fails() -> None:
+    """A head that draws a blur (worse than the mean frame) shows nothing about actions even if ours < random:
+    ours worse than the trivial answer fails the claim (strict verdicts)."""
     verdicts = [c.verdict for c in claims(_results(-10.0, -20.0, 1.0, 0.9, 0.95, mean_mse=0.85))]
-    assert verdicts[2:] == ["fails", "inconclusive"]
+    assert verdicts[2:] == ["fails", "fails"]
 
 
 def test_a_grey_blur_that_only_beats_copy_and_mean_frame_does_not_hold() -> None:
