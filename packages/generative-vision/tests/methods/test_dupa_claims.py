@@ -73,9 +73,12 @@ def test_claims_fail_when_dupa_is_worse_or_collapses() -> None:
 
 
 def test_both_at_chance_is_inconclusive_and_seeds_combine() -> None:
-    res = _results(ddt=400.0, dual=380.0, dupa=350.0, noise=300.0)
-    first = claims(res)[0]
-    assert first.verdict == "inconclusive"
+    # both at the FD of noise (the trivial answer): nothing shown, inconclusive
+    res = _results(ddt=300.0, dual=300.0, dupa=300.0, noise=300.0)
+    assert claims(res)[0].verdict == "inconclusive"
+    # a baseline worse than noise leaves the claim inconclusive; ours worse than noise fails it (strict verdicts)
+    assert claims(_results(ddt=400.0, dual=380.0, dupa=250.0, noise=300.0))[0].verdict == "inconclusive"
+    assert claims(_results(ddt=400.0, dual=380.0, dupa=350.0, noise=300.0))[0].verdict == "fails"
     seeds = [(i, claims(copy.deepcopy(_results(dupa=10.0 + shift)))) for i, shift in enumerate((0.0, 0.5, -0.5))]
     summary = summarize_seeds(seeds)
     assert summary[0].verdict == "holds" and not summary[0].single_seed

@@ -61,11 +61,14 @@ def test_claims_fail_when_elvis_loses() -> None:
 
 
 def test_both_at_chance_is_inconclusive_and_seeds_combine() -> None:
-    res = _results(elvis=0.03, rrt=0.02, no_dustbin=0.01, chance=0.04)
+    res = _results(elvis=0.04, rrt=0.04, no_dustbin=0.04, chance=0.04)
+    for row in res["summary"].values():
+        row.update(id=0.04, ood=0.04, avg=0.04)
+    verdicts = [c.verdict for c in claims(res)]
+    assert verdicts[:4] == ["inconclusive"] * 4  # every side at the random ranking's mAP
     for row in res["summary"].values():
         row.update(id=0.03, ood=0.03, avg=0.03)
-    verdicts = [c.verdict for c in claims(res)]
-    assert verdicts[:4] == ["inconclusive"] * 4
+    assert [c.verdict for c in claims(res)][:4] == ["fails"] * 4  # ours below chance fails (strict verdicts)
     res["pair_auc"]["natural"]["elvis"] = 0.5
     assert not claims(res)[-1].holds  # AUC at chance misses the control's bar
     seeds = [(i, claims(copy.deepcopy(_results(elvis=0.8 + shift)))) for i, shift in enumerate((0.0, 0.02, -0.02))]
