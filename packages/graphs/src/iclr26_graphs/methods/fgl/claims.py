@@ -10,8 +10,8 @@
    sub-module (Cora 85.46 vs 83.63 / 83.73 / 82.18 / 80.00; Texas 91.89 vs 82.58 / 84.83 / 69.93 / 82.88).
 
 Every accuracy claim carries the chance level ``1/C`` (the trivial answer's level itself: under the strict
-verdicts ours below it fails, ours at it cannot hold, a baseline at it makes the claim inconclusive). A claim is left out when the run lacks what it needs (no
-baseline, no homophilous graph, no ablations).
+verdicts ours below it fails, ours at it cannot hold, a baseline at it makes the claim inconclusive).
+A claim is left out when the run lacks what it needs (no baseline, no homophilous graph, no ablations).
 """
 
 from __future__ import annotations
