@@ -64,10 +64,13 @@ def test_claims_can_hold_and_fail() -> None:
 
 
 def test_no_claim_holds_at_chance() -> None:
-    """Uniform-guess perplexity and zero Spearman on both sides show nothing."""
+    """Uniform-guess perplexity and zero Spearman on the base side show nothing; TTT worse than the
+    trivial answer (perplexity above uniform, Spearman below 0) fails (strict verdicts)."""
     v = _verdicts(_results((UNIFORM_PERPLEXITY, UNIFORM_PERPLEXITY + 5), (0.0, -0.1), -0.05))
-    assert v[0] == "inconclusive" and v[2] == "inconclusive" and v[3] == "inconclusive"
-    assert "holds" not in v[:1] + v[2:]
+    assert v[0] == "fails" and v[2] == "fails" and v[3] == "fails"
+    # both sides exactly at chance: inconclusive, never holds
+    v = _verdicts(_results((UNIFORM_PERPLEXITY, UNIFORM_PERPLEXITY), (0.0, 0.0), 0.0))
+    assert v[0] == v[2] == v[3] == "inconclusive"
 
 
 def test_report_has_the_per_target_tables() -> None:

@@ -34,8 +34,11 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     mean_holdout = float(mean["holdout_mae"])
     mean_test = float(mean["test_mae"])
     margin = float(cfg.get("mae_margin", 0.01))
-    # no skill = not better than the mean predictor by the margin (a model that ties it learnt nothing)
-    chance_holdout, chance_test = mean_holdout - margin, mean_test - margin
+    # the trivial answer is the mean predictor: a side at or above its MAE shows no skill
+    chance_holdout, chance_test = mean_holdout, mean_test
+    # "held-out close to seen" is judged only when the seen-group fit beats the mean predictor by the
+    # margin: a seen-group MAE that gets worse would otherwise make the ratio easier to pass
+    seen_fits = float(cft["test_mae"]) < mean_test - margin
     out = [
         Claim(
             claim=f"symmetry-adapted basis is invariant under every operation and lattice translation "
@@ -50,10 +53,11 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     ratio = float(cfg.get("zero_shot_ratio", 1.5))
     out += [
         Claim(
-            claim=f"held-out space groups (zero-shot) reach an MAE within {ratio:g}x of the seen groups'",
+            claim=f"held-out space groups (zero-shot) reach an MAE within {ratio:g}x of the seen groups' "
+            f"(judged only when the seen-group MAE beats the mean predictor)",
             metric=f"held-out MAE vs {ratio:g} x seen-group test MAE",
             ours=cft["holdout_mae"],
-            baseline=ratio * cft["test_mae"],
+            baseline=ratio * cft["test_mae"] if seen_fits else math.nan,
             better="lower",
             margin=margin,
             chance=chance_holdout,
