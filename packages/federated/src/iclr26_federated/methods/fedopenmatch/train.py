@@ -231,10 +231,14 @@ def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid, engine: str | 
                 run.save_checkpoint((j + 1) * (cfg.num_rounds + 1) - 1, {"jobs": done})
     summary = summarize(cfg, done)
     _figures(run, cfg, done, summary)
+    test_y = load_split(job_params(cfg, cfg.variants[0], run.seed)).test_y
+    known = np.bincount(test_y[test_y < cfg.known_classes], minlength=cfg.known_classes)
     round_s = [s for j in done for s in j["round_seconds"] if not math.isnan(s)]
     return {
         "variants": summary,
         "known_classes": cfg.known_classes,
+        # the trivial answer's closed-set accuracy: the majority known class's share of the test images
+        "closed_acc_trivial": float(known.max() / max(known.sum(), 1)),
         "jobs": done,
         "failures": [{"variant": j["variant"], "seed": j["seed"], **f} for j in done for f in j["failures"]],
         "engine": engine or cfg.engine,
