@@ -54,7 +54,7 @@ def test_resume_of_a_finished_run_returns_its_results(tmp_path: Path) -> None:
         (["toy-ridge", "--no-such-flag", "1"], "Unrecognized options: --no-such-flag"),
         (["toy-ridge", "--preset", "paper"], "unknown preset 'paper'"),
         (["toy-ridge", "--preset"], "--preset needs a value"),
-        (["toy-ridge", "--device", "tpu", "--preset", "smoke"], "config field 'device' = 'tpu'"),
+        (["toy-ridge", "--device", "tpu", "--preset", "smoke"], "--device 'tpu': expected one of auto, cpu, cuda"),
         (["toy-ridge", "--batch-size", "999"], "config field 'batch_size' = 999: expected at most n = 256"),
         (["toy-ridg"], "did you mean 'toy-ridge'"),
     ],

@@ -26,7 +26,7 @@ from iclr26_shared.errors import Iclr26Error, UsageError
 from iclr26_shared.runner import CommonFlags, execute, format_number
 from iclr26_shared.spec import MethodSpec
 
-__all__ = ["DEFAULT_PRESET", "main_guard", "parse_method_args", "run_methods"]
+__all__ = ["DEFAULT_PRESET", "SMOKE_NOTE", "Terminated", "main_guard", "parse_method_args", "preflight", "run_methods"]
 
 #: The preset used when ``--preset`` is not given.
 DEFAULT_PRESET = "quick"
@@ -64,6 +64,8 @@ def _pop_flag(args: Sequence[str], flag: str, hint: str) -> tuple[str | None, li
             next(it, None)
         elif arg.startswith(f"{flag}="):
             value = arg.split("=", 1)[1]
+            if not value:
+                raise UsageError(f"{flag}= is empty ({hint})")
         else:
             rest.append(arg)
     return value, rest
@@ -137,28 +139,87 @@ def _overview(methods: Mapping[str, MethodSpec[Any]], prog: str, domain: str | N
     return "\n".join(lines)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what ``timeout``, ``kill`` and job schedulers send), raised like Ctrl-C so a run stops the
+    same way: its checkpoints stay, and ``--resume`` continues it."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _quiet_broken_pipe() -> int:
+    """``iclr26 list | head -1``: the reader left; stop writing without a traceback, as ``ls | head`` does."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (captured in tests)
+        pass
+    return 141  # 128 + SIGPIPE, the shell's code for a writer whose reader went away
+
+
 def main_guard(fn: Any, *args: Any, **kwargs: Any) -> int:
-    """Call ``fn`` and map errors to exit codes: user errors → 2 (one line), internal → 1 (traceback)."""
+    """Call ``fn`` and map errors to exit codes: user errors → 2 (one line), internal → 1 (traceback);
+    Ctrl-C → 130 and SIGTERM → 143 (one line: the run can be resumed); a closed pipe on stdout → quiet."""
+    import signal
+    import threading
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         result = fn(*args, **kwargs)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except Iclr26Error as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("terminated (SIGTERM); rerun with --resume to continue from the last checkpoint", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("interrupted; rerun with --resume to continue from the last checkpoint", file=sys.stderr)
         return 130
-    except SystemExit as exc:
+    except SystemExit as exc:  # --help (tyro prints it, then exits 0)
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _quiet_broken_pipe()
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except Exception as err:  # an internal failure: keep the traceback, it is a bug
         traceback.print_exc()
         print(f"internal error: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return int(result or 0)
+
+
+#: Printed with the verdicts of a smoke run.
+SMOKE_NOTE = "(smoke preset: the pipeline runs end to end; its verdicts mean nothing, use --preset quick or full)"
+
+
+def preflight(flags: CommonFlags, n_seeds: int = 1) -> None:
+    """The common flags' checks that need no torch (seed range, device, output folder): bad values fail in
+    a fraction of a second, before the method imports torch or builds its data."""
+    from iclr26_shared.preflight import MAX_SEED, check_device_name, check_out_dir, check_seed
+
+    check_seed(flags.seed)
+    if flags.seed + n_seeds - 1 > MAX_SEED:
+        check_seed(flags.seed + n_seeds - 1, "--seed + --seeds - 1")
+    check_device_name(flags.device)
+    if not flags.dry_run:
+        check_out_dir(flags.out_dir)
 
 
 def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
     n_seeds, args = _pop_seeds(args)
     cfg, flags, preset = parse_method_args(spec, args, prog=prog)
+    preflight(flags, n_seeds)
     if flags.dry_run:
         from iclr26_shared.dryrun import dry_run, format_dry_run
 
@@ -169,6 +230,8 @@ def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
         if not run.dist.is_main:  # under torchrun only rank 0 reports
             return 0
         print(f"run directory: {run.path}")
+        if preset == "smoke":
+            print(SMOKE_NOTE)
         for c in claims:
             ref = format_number(c.reference)
             print(f"  [{c.verdict}] {c.claim}: {c.metric} ours={format_number(c.ours)} ref={ref}")
@@ -222,8 +285,9 @@ def run_methods(
             raise ValueError(f"METHODS key {key!r} differs from its spec name {spec.name!r}")
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
-        print(_overview(methods, prog, domain), file=sys.stdout if args else sys.stderr)
-        return 0 if args else 2
+        return main_guard(print, _overview(methods, prog, domain), file=sys.stdout if args else sys.stderr) or (
+            0 if args else 2
+        )
     name, rest = args[0], args[1:]
     if name not in methods:
         close = difflib.get_close_matches(name, list(methods), n=1)

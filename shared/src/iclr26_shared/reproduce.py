@@ -462,6 +462,12 @@ def reproduce(
         raise UsageError(f"--backend {backend!r}: choose from {', '.join(BACKENDS)}")
     if seeds < 1:
         raise UsageError(f"--seeds must be >= 1, got {seeds}")
+    from iclr26_shared.preflight import check_device_name, check_out_dir, check_seed
+
+    check_seed(seed)
+    check_seed(seed + seeds - 1, "--seed + --seeds - 1")
+    check_device_name(device)
+    check_out_dir(out_dir)
     if jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {jobs}")
     if address is not None and backend != "ray":

@@ -327,18 +327,30 @@ class RunDir:
     def load_checkpoint(self) -> tuple[int, dict[str, Any]] | None:
         """The latest checkpoint as ``(step, state)``, or None when there is none.
 
-        Metrics logged after that step are dropped from metrics.jsonl so that the resumed run appends
-        them again exactly once. A corrupt latest checkpoint raises :class:`CheckpointError`.
+                Metrics logged after that step are dropped from metrics.jsonl so that the resumed run appends
+                them again exactly once. A corrupt latest checkpoint falls back to the newest valid older one (with a
+        warning on stderr); when none is valid, :class:`CheckpointError` names the newest.
         """
         ckpts = self.checkpoints()
         if not ckpts:
             if self.metrics_path.exists():  # a resumed run with no checkpoint starts over: drop its old rows
                 self._trim_metrics(-1)
             return None
-        step, path = ckpts[-1]
-        blob = load_checkpoint_file(path)
-        if int(blob["step"]) != step:
-            raise CheckpointError(f"checkpoint {path} says step {blob['step']}, its name says {step}")
+        first_error: CheckpointError | None = None
+        for step, path in reversed(ckpts):  # newest first; a corrupt one falls back to the one before it
+            try:
+                blob = load_checkpoint_file(path)
+                if int(blob["step"]) != step:
+                    raise CheckpointError(f"checkpoint {path} says step {blob['step']}, its name says {step}")
+            except CheckpointError as err:
+                first_error = first_error or err
+                continue
+            if first_error is not None:
+                print(f"warning: {first_error}; resuming from the older checkpoint {path.name}", file=sys.stderr)
+            break
+        else:
+            assert first_error is not None
+            raise first_error
         self._trim_metrics(step)
         return step, blob["state"]
 

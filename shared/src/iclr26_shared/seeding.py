@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["get_rng_state", "make_generator", "seed_everything", "set_rng_state"]
+__all__ = ["get_rng_state", "make_generator", "numpy_seed", "seed_everything", "set_rng_state"]
 
 
 def seed_everything(seed: int, *, deterministic: bool = False) -> None:
@@ -18,17 +18,30 @@ def seed_everything(seed: int, *, deterministic: bool = False) -> None:
     With ``deterministic=True`` torch is also asked for deterministic kernels (cuBLAS workspace config
     included); kernels without a deterministic version then raise instead of silently varying.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        from iclr26_shared.errors import ConfigError
+    from iclr26_shared.errors import ConfigError
+    from iclr26_shared.preflight import MAX_SEED
 
-        raise ConfigError("seed", seed, "a non-negative integer")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError("seed", seed, "an integer in [0, 2**63 - 1]")
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(numpy_seed(seed))
     torch.manual_seed(seed)
     if deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True)
         torch.backends.cudnn.benchmark = False
+
+
+def numpy_seed(seed: int) -> int | list[int]:
+    """NumPy's legacy global seed for ``seed``: the seed itself below 2**32 (as always), else its 32-bit
+    words, so that every 64-bit seed seeds NumPy differently (``seed % 2**32`` made 2**32 replay seed 0)."""
+    if seed < 2**32:
+        return seed
+    words = []
+    while seed:
+        words.append(seed & 0xFFFFFFFF)
+        seed >>= 32
+    return words
 
 
 def make_generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:

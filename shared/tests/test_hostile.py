@@ -1,0 +1,124 @@
+"""What a hostile user hits (issue 34 §7): each is a one-line error or a quiet exit, never a traceback."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from iclr26_shared.cli import run_methods
+from iclr26_shared.errors import ConfigError
+from iclr26_shared.runs import RunDir
+from iclr26_shared.seeding import numpy_seed, seed_everything
+from iclr26_shared.testing import TOY_DDP_SPEC, TOY_SPEC, ToyConfig, run_cli
+
+METHODS = {s.name: s for s in (TOY_SPEC, TOY_DDP_SPEC)}
+
+
+def _cli(argv: list[str]):
+    return run_cli(lambda a: run_methods(METHODS, a, prog="t"), argv)
+
+
+def _one_line(res) -> str:
+    assert res.code == 2, (res.code, res.err)
+    lines = res.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.err, res.err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expect"),
+    [
+        (["toy-ridge", "--seed", "18446744073709551617"], "seed"),
+        (["toy-ridge", "--seed", "-1"], "seed"),
+        (["toy-ridge", "--preset="], "--preset= is empty"),
+        (["toy-ridge", "--device", "cuda:x"], "device"),
+        (["toy-ridge", "--out-dir", "/dev/null/x"], "/dev/null is not a folder"),
+    ],
+)
+def test_bad_common_flags_are_one_line_errors(argv: list[str], expect: str) -> None:
+    assert expect in _one_line(_cli(argv))
+
+
+def test_cuda_without_a_gpu_fails_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    t0 = time.perf_counter()
+    line = _one_line(_cli(["toy-ridge", "--device", "cuda", "--out-dir", str(tmp_path)]))
+    assert "no NVIDIA GPU" in line and time.perf_counter() - t0 < 5 and not any(tmp_path.iterdir())
+
+
+def test_numpy_is_seeded_from_the_whole_seed() -> None:
+    assert numpy_seed(7) == 7 and numpy_seed(2**32) == [0, 1] and numpy_seed(2**32 + 5) == [5, 1]
+    draws = {}
+    for seed in (0, 2**32, 2**33):
+        seed_everything(seed)
+        draws[seed] = np.random.random(4)
+    assert not np.array_equal(draws[0], draws[2**32]) and not np.array_equal(draws[2**32], draws[2**33])
+    seed_everything(0)
+    assert np.array_equal(np.random.random(4), draws[0])  # seeds below 2**32 seed numpy as before
+    with pytest.raises(ConfigError, match="seed"):
+        seed_everything(2**63)
+
+
+def test_corrupt_newest_checkpoint_falls_back_to_the_older_one(tmp_path: Path, capsys) -> None:
+    run = RunDir.create(tmp_path, "m", ToyConfig(), seed=0)
+    run.save_checkpoint(1, {"w": torch.ones(2)})
+    newest = run.save_checkpoint(2, {"w": torch.zeros(2)})
+    newest.write_bytes(b"garbage")
+    step, state = run.load_checkpoint() or (None, None)
+    assert step == 1 and torch.equal(state["w"], torch.ones(2))
+    assert "resuming from the older checkpoint step-000000001.pt" in capsys.readouterr().err
+
+
+def _subprocess(code: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+_TOY = "import sys; from iclr26_shared.testing import TOY_SPEC as S; from iclr26_shared.cli import run_methods; "
+
+
+def test_sigterm_stops_a_run_with_one_line_and_it_resumes(tmp_path: Path) -> None:
+    argv = ["toy-ridge", "--preset", "smoke", "--sleep-s", "0.05", "--quiet", "--out-dir", str(tmp_path)]
+    proc = _subprocess(_TOY + "sys.exit(run_methods({S.name: S}, sys.argv[1:]))", *argv)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(tmp_path.glob("toy-ridge/*/checkpoints/*.pt")):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1].startswith("terminated (SIGTERM); rerun with --resume"), err
+    assert "Traceback" not in err
+    res = run_cli(
+        lambda a: run_methods({TOY_SPEC.name: TOY_SPEC}, a), [*argv[:-2], "--out-dir", str(tmp_path), "--resume"]
+    )
+    assert res.code == 0, res.err
+    assert len(list((tmp_path / "toy-ridge").iterdir())) == 1
+
+
+def test_a_closed_pipe_exits_quietly() -> None:
+    code = _TOY + "sys.exit(run_methods({S.name: S}, ['toy-ridge', '--help']))"
+    proc = subprocess.run(
+        f'{sys.executable} -c "{code}" | head -1', shell=True, capture_output=True, text=True, check=False
+    )
+    assert proc.stdout.startswith("usage:") and "Traceback" not in proc.stderr and "Error" not in proc.stderr
+    iclr26 = Path(sys.executable).parent / "iclr26"
+    proc = subprocess.run(f"{iclr26} list | head -1", shell=True, capture_output=True, text=True, check=False)
+    assert proc.stdout.strip() and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_main_guard_turns_a_broken_pipe_into_a_quiet_exit(capsys) -> None:
+    from iclr26_shared.cli import main_guard
+
+    def writer() -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    assert main_guard(writer) == 141
+    assert capsys.readouterr().err == ""
