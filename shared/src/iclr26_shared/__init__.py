@@ -1,4 +1,4 @@
-"""iclr26-shared: the contracts every iclr26 domain package builds on (DESIGN.md §2–6).
+"""iclr26-shared: the contracts every iclr26 domain package builds on (docs/architecture.md §2–8).
 
 * :class:`MethodSpec`, :class:`Claim`, presets (``smoke``/``quick``/``full``) — the method contract;
 * :mod:`~iclr26_shared.config` — typed dataclass configs, ``validate()``, checked JSON round trip;

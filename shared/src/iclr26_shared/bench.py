@@ -1,4 +1,4 @@
-"""Benchmarks as ratios (DESIGN.md §6): time a fast path and its baseline in one process, write JSON.
+"""Benchmarks as ratios (docs/architecture.md §8): time a fast path and its baseline in one process, write JSON.
 
 A benchmark script in ``packages/<domain>/benchmarks/`` looks like::
 

@@ -1,6 +1,6 @@
 """Typed dataclass configs: one validation path and a checked JSON round trip.
 
-Every method has one frozen ``@dataclass`` config (DESIGN.md §2). Bounds are declared next to the field
+Every method has one frozen ``@dataclass`` config (docs/architecture.md §2). Bounds are declared next to the field
 with ``annotated-types`` constraints, and ``__post_init__`` calls :func:`validate`, which checks every
 field's type and constraints and raises :class:`~iclr26_shared.errors.ConfigError` naming the field, the
 value and what was expected::

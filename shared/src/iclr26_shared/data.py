@@ -1,4 +1,4 @@
-"""Named data sets (DESIGN.md §5) and the small real image sets that several domains use.
+"""Named data sets (docs/architecture.md §7) and the small real image sets that several domains use.
 
 Resolution rules:
 

@@ -1,4 +1,4 @@
-"""One training run over several processes: ``torchrun`` + ``DistributedDataParallel`` (DESIGN.md §7).
+"""One training run over several processes: ``torchrun`` + ``DistributedDataParallel`` (docs/architecture.md §9).
 
 Every trainer goes through this small layer, so a run moves from a laptop to a multi-GPU node or a
 small cluster without a rewrite::

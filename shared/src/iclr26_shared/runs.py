@@ -1,4 +1,4 @@
-"""The run directory (DESIGN.md §4).
+"""The run directory (docs/architecture.md §5).
 
 ``runs/<method>/<UTC time>-<config hash>/`` holds::
 

@@ -1,4 +1,4 @@
-"""The method contract (DESIGN.md §2): ``MethodSpec``, ``Claim`` and ``Resources``.
+"""The method contract (docs/architecture.md §2): ``MethodSpec``, ``Claim`` and ``Resources``.
 
 A domain package describes each paper method once, in ``methods/<method>/spec.py``::
 

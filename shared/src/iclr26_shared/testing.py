@@ -135,7 +135,7 @@ def run_single_and_torchrun(
 
 
 def assert_valid_run_dir(path: str | Path) -> dict[str, Any]:
-    """Check the DESIGN.md §4 files of a finished run; returns its results."""
+    """Check the docs/architecture.md §5 files of a finished run; returns its results."""
     path = Path(path)
     for name in ("config.json", "env.json", "results.json", "report.md"):
         assert (path / name).is_file(), f"{path} lacks {name}"
