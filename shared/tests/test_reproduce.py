@@ -156,3 +156,35 @@ def test_resume_reads_finished_runs_back_in_the_driver_with_their_stored_time(tm
     assert [(o.seed, o.ok, o.run_dir) for o in outs2] == [(o.seed, o.ok, o.run_dir) for o in outs]
     assert [o.seconds for o in outs2] == [round(o.seconds, 2) for o in outs]
     assert [[c.verdict for c in o.claims] for o in outs2] == [[c.verdict for c in o.claims] for o in outs]
+
+
+def test_report_embeds_the_forest_plot_and_the_wall_time_table(tmp_path: Path) -> None:
+    from iclr26_shared.reproduce import ReproducePlan, RunOutcome, write_reproduce_report
+    from iclr26_shared.spec import Claim
+
+    def outcome(method: str, seed: int, ours: float, seconds: float) -> RunOutcome:
+        claims = [
+            Claim("beats", "acc", ours, baseline=0.5, margin=0.02),
+            Claim("bound", "err", 0.1, threshold=0.2, better="lower"),
+        ]
+        return RunOutcome(method, "d", "p", seed, True, seconds, claims)
+
+    outs = [
+        outcome("a", 0, 0.9, 10.0),
+        outcome("a", 1, 0.8, 12.5),
+        outcome("b", 0, 0.4, 3.0),
+        outcome("b", 1, 0.45, 4.0),
+    ]
+    plan = ReproducePlan(("a", "b"), (0, 1), "quick", "process")
+    text = write_reproduce_report(tmp_path, outs, plan, seconds=30.0).read_text()
+    assert "![claims: gain and interval against the margin, by verdict](figures/claims.png)" in text
+    png = (tmp_path / "figures" / "claims.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 5000
+    wall = text[text.index("## Wall time per method") :]
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:5]] for line in wall.splitlines()[4:7]}
+    assert (
+        rows["a"] == ["2", "22.5", "11.2"]
+        and rows["b"] == ["2", "7.0", "3.5"]
+        and rows["**total**"][:2] == ["4", "29.5"]
+    )
+    assert "took 30 s end to end" in wall

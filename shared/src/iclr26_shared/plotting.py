@@ -15,7 +15,10 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from iclr26_shared.io import atomic_write_bytes  # noqa: E402
 
-__all__ = ["plot_bars", "plot_curves", "plot_images", "save_figure"]
+__all__ = ["VERDICT_COLOURS", "plot_bars", "plot_curves", "plot_forest", "plot_images", "save_figure"]
+
+#: Colour of each verdict in the forest plot.
+VERDICT_COLOURS = {"holds": "tab:green", "fails": "tab:red", "inconclusive": "tab:grey"}
 
 ArrayLike = Sequence[float] | np.ndarray
 
@@ -98,4 +101,45 @@ def plot_images(
                 ax.set_title(str(titles[i]), fontsize=7)
     if title:
         fig.suptitle(title)
+    return save_figure(fig, path)
+
+
+def plot_forest(
+    path: str | Path,
+    rows: Sequence[tuple[str, float, float, float, float, str]],
+    *,
+    title: str = "",
+) -> Path:
+    """Forest plot of claims: one row per ``(label, gain, low, high, margin, verdict)``.
+
+    Claims measure different metrics, so each row is drawn on its own scale: ``(value − margin) / s`` with
+    ``s`` the row's largest ``|value − margin|`` (gain, both interval ends), so the margin sits at 0 for
+    every row and the sign of each end against it is what decides the verdict; the numbers themselves
+    are written beside each row. A single-seed row has ``low == high == gain`` (a dot, no interval).
+    """
+    if not rows:
+        raise ValueError("plot_forest needs at least one row")
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(10, max(2.0, 0.32 * n + 1.0)))
+    for i, (_label, gain, low, high, margin, verdict) in enumerate(rows):
+        y = n - 1 - i
+        colour = VERDICT_COLOURS.get(verdict, "tab:grey")
+        finite = [v - margin for v in (gain, low, high) if np.isfinite(v)]
+        scale = max((abs(v) for v in finite), default=0.0) or 1.0
+        if np.isfinite(low) and np.isfinite(high) and low != high:
+            ax.plot([(low - margin) / scale, (high - margin) / scale], [y, y], color=colour, lw=2)
+        if np.isfinite(gain):
+            ax.plot([(gain - margin) / scale], [y], "o", color=colour, ms=5)
+        text = f"{gain:.3g}" + (f" [{low:.3g}, {high:.3g}]" if low != high else "") + f" vs {margin:.3g}"
+        ax.text(1.08, y, text, va="center", fontsize=7, transform=ax.get_yaxis_transform())
+    ax.axvline(0.0, color="black", lw=0.8)
+    ax.set_yticks(range(n))
+    ax.set_yticklabels([r[0] for r in reversed(rows)], fontsize=7)
+    ax.set_xlim(-1.15, 1.15)
+    ax.set_xlabel("gain − margin, scaled per claim (right of 0 supports the claim)")
+    handles = [plt.Line2D([], [], color=c, marker="o", lw=2, label=v) for v, c in VERDICT_COLOURS.items()]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.08 - 0.6 / max(n, 1)), ncol=3, fontsize=8)
+    if title:
+        ax.set_title(title)
+    ax.grid(True, axis="x", alpha=0.3)
     return save_figure(fig, path)

@@ -154,6 +154,36 @@ when a timing claim was measured while other runs or processes shared the cores.
 single run's (holds/fails on the sign of the gain) and says nothing about noise."""
 
 
+def _forest(out: Path, summaries: Sequence[tuple[str, ClaimSummary]]) -> str:
+    """Draw ``figures/claims.png`` (one row per claim, coloured by verdict); returns its relative path."""
+    from iclr26_shared.plotting import plot_forest
+
+    rows = []
+    for method, s in summaries:
+        label = f"{method}: {s.claim}"
+        label = label if len(label) <= 70 else label[:67] + "..."
+        rows.append((label, s.gain_mean, s.gain_low, s.gain_high, s.margin, s.verdict))
+    plot_forest(out / "figures" / "claims.png", rows)
+    return "figures/claims.png"
+
+
+def _wall_times(outcomes: Sequence[RunOutcome], plan: ReproducePlan, seconds: float) -> str:
+    """Per-method wall time (sum over its seeds' runs, and per seed) and the whole reproduce's total."""
+    from iclr26_shared.tables import markdown_table
+
+    rows = []
+    for method in plan.methods:
+        runs = [o for o in outcomes if o.method == method and not o.skipped]
+        if not runs:
+            continue
+        total = sum(o.seconds for o in runs)
+        rows.append([method, len(runs), f"{total:.1f}", f"{total / len(runs):.1f}"])
+    summed = sum(o.seconds for o in outcomes if not o.skipped)
+    rows.append(["**total**", sum(int(r[1]) for r in rows), f"{summed:.1f}", "—"])
+    table = markdown_table(["method", "runs", "wall time (s)", "per seed (s)"], rows)
+    return table + f"\n\nThe reproduce took {seconds:.0f} s end to end (runs in parallel overlap in the sum above)."
+
+
 def write_reproduce_report(out: Path, outcomes: Sequence[RunOutcome], plan: ReproducePlan, *, seconds: float) -> Path:
     """Write REPORT.md and report.json into ``out``; returns the REPORT.md path."""
     summaries = _summaries(outcomes)
@@ -176,6 +206,7 @@ def write_reproduce_report(out: Path, outcomes: Sequence[RunOutcome], plan: Repr
         lines += ["**Single seed**: each verdict is one run's; rerun with `--seeds 3` (or more) for intervals.", ""]
     lines += [_READING, "", "## Claims", ""]
     if summaries:
+        lines += [f"![claims: gain and interval against the margin, by verdict]({_forest(out, summaries)})", ""]
         if single:
             lines += [
                 "| method | claim | metric | paper | ours | reference | gain | verdict (single seed) |",
@@ -225,6 +256,7 @@ def write_reproduce_report(out: Path, outcomes: Sequence[RunOutcome], plan: Repr
     failed = [o for o in outcomes if not o.ok and not o.skipped]
     if failed:
         lines += ["", f"{len(failed)} run(s) failed; the others' results above are complete."]
+    lines += ["", "## Wall time per method", "", _wall_times(outcomes, plan, seconds)]
     lines.append("")
     atomic_write_json(
         out / "report.json",
