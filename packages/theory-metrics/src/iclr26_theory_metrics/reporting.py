@@ -7,8 +7,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from iclr26_shared.runner import format_number
-
 __all__ = ["log10_or_nan", "markdown_table", "num"]
 
 
@@ -24,7 +22,8 @@ def log10_or_nan(value: Any) -> float:
 
 
 def markdown_table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    """The lines of a markdown table; strings are kept, everything else goes through ``format_number``."""
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(v if isinstance(v, str) else format_number(v) for v in row) + " |" for row in rows]
-    return lines
+    """The lines of a markdown table through the shared :func:`iclr26_shared.tables.markdown_table` (strings are
+    kept, numbers go through ``format_number``)."""
+    from iclr26_shared.tables import markdown_table as shared_table
+
+    return shared_table(list(head), [list(row) for row in rows]).splitlines()
