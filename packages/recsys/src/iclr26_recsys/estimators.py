@@ -11,11 +11,14 @@ linear algebra runs on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"aut
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal, Self
 
 import numpy as np
 import torch
+from huggingface_hub import ModelHubMixin
 
 from iclr26_recsys.data.validation import InteractionError, as_interaction_matrix, check_k, shape_of
 from iclr26_recsys.metrics import mask_seen, top_k
@@ -69,11 +72,48 @@ def gram_matrix(X: Any, *, device: str | torch.device = "cpu", dtype: DType = "f
     return torch.from_numpy(G).to(device=dev, dtype=dt)
 
 
-class _LinearAutoencoder:
-    """Shared ``fit``/``predict``/``recommend`` of item-item linear autoencoders."""
+#: File names of a saved estimator (beside huggingface_hub's ``config.json`` of the ``__init__`` arguments).
+WEIGHTS_FILE = "model.safetensors"
+FITTED_FILE = "fitted.json"
+
+
+class _LinearAutoencoder(ModelHubMixin):
+    """Shared ``fit``/``predict``/``recommend`` of item-item linear autoencoders, and saving/loading.
+
+    ``save_pretrained(dir)`` (:class:`huggingface_hub.ModelHubMixin`) writes ``config.json`` (the
+    ``__init__`` arguments), ``model.safetensors`` (``B_``, exact) and ``fitted.json`` (``n_items_`` and,
+    when set, ``item_ids_``: the original id of each column); ``from_pretrained(dir)`` reads a *local*
+    folder back (offline; a hub id is refused), ``from_pretrained(dir, device="cpu")`` overrides a setting.
+    """
 
     B_: np.ndarray
     n_items_: int
+    #: Optional original item ids of the columns (set by the CLI's saved model; saved and loaded with it).
+    item_ids_: list[str] | None = None
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        from safetensors.numpy import save_file
+
+        self._check_fitted()
+        save_file({"B": np.ascontiguousarray(self.B_)}, str(Path(save_directory) / WEIGHTS_FILE))
+        fitted = {"n_items": self.n_items_, "item_ids": self.item_ids_}
+        (Path(save_directory) / FITTED_FILE).write_text(json.dumps(fitted) + "\n")
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, **kwargs: Any) -> Self:
+        from safetensors.numpy import load_file
+
+        folder = Path(model_id)
+        if not (folder / WEIGHTS_FILE).is_file():
+            raise FileNotFoundError(f"{folder}: no {WEIGHTS_FILE} (expected a folder written by save_pretrained)")
+        hub = ("revision", "cache_dir", "force_download", "local_files_only", "token", "proxies", "resume_download")
+        init = {k: v for k, v in kwargs.items() if k not in hub}
+        model = cls(**init)
+        model.B_ = load_file(str(folder / WEIGHTS_FILE))["B"]
+        fitted = json.loads((folder / FITTED_FILE).read_text())
+        model.n_items_ = int(fitted["n_items"])
+        model.item_ids_ = fitted.get("item_ids")
+        return model
 
     def __init__(self, *, dtype: DType = "float64", device: str = "cpu") -> None:
         _resolve(device, dtype)

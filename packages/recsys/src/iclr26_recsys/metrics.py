@@ -20,7 +20,15 @@ import scipy.sparse as sp
 
 from iclr26_recsys.data.validation import InteractionError, check_k, shape_of
 
-__all__ = ["evaluate", "mask_seen", "ndcg_at_k", "random_ranking_metrics", "recall_at_k", "top_k"]
+__all__ = [
+    "evaluate",
+    "mask_seen",
+    "ndcg_at_k",
+    "per_user_metrics",
+    "random_ranking_metrics",
+    "recall_at_k",
+    "top_k",
+]
 
 
 def _scores(scores: Any) -> np.ndarray:
@@ -88,6 +96,30 @@ def ndcg_at_k(scores: Any, holdout: Any, k: int) -> np.ndarray:
     return dcg / idcg
 
 
+def per_user_metrics(
+    scores: Any,
+    fold_in: Any,
+    holdout: Any,
+    *,
+    recall_ks: Iterable[int] = (20, 50),
+    ndcg_ks: Iterable[int] = (20, 100),
+) -> dict[str, np.ndarray]:
+    """Mask ``fold_in``, then per-user ``recall@k`` and ``ndcg@k`` (``[m]`` each), from one top-``max k``
+    list per user (the same values as :func:`recall_at_k` / :func:`ndcg_at_k` on the masked scores)."""
+    masked = mask_seen(scores, fold_in)
+    recall_ks, ndcg_ks = tuple(recall_ks), tuple(ndcg_ks)
+    k_max = max((*recall_ks, *ndcg_ks))
+    hits, counts = _hits(masked, holdout, k_max)
+    out: dict[str, np.ndarray] = {}
+    for k in recall_ks:
+        out[f"recall@{k}"] = hits[:, :k].sum(1) / np.minimum(k, counts)
+    for k in ndcg_ks:
+        discount = 1.0 / np.log2(np.arange(2, k + 2))
+        idcg = np.cumsum(discount)[np.minimum(k, counts) - 1]
+        out[f"ndcg@{k}"] = (hits[:, :k] @ discount) / idcg
+    return out
+
+
 def evaluate(
     scores: Any,
     fold_in: Any,
@@ -97,10 +129,8 @@ def evaluate(
     ndcg_ks: Iterable[int] = (20, 100),
 ) -> dict[str, float]:
     """Mask ``fold_in``, then mean ``recall@k`` and ``ndcg@k`` over users, e.g. ``{"recall@20": ...}``."""
-    masked = mask_seen(scores, fold_in)
-    out = {f"recall@{k}": float(recall_at_k(masked, holdout, k).mean()) for k in recall_ks}
-    out.update({f"ndcg@{k}": float(ndcg_at_k(masked, holdout, k).mean()) for k in ndcg_ks})
-    return out
+    per = per_user_metrics(scores, fold_in, holdout, recall_ks=recall_ks, ndcg_ks=ndcg_ks)
+    return {k: float(v.mean()) for k, v in per.items()}
 
 
 def random_ranking_metrics(

@@ -12,9 +12,11 @@ import torch
 
 from iclr26_recsys import cli
 from iclr26_recsys.methods.deql import PRESETS, SPEC, DEQLConfig
-from iclr26_recsys.methods.deql.claims import CHANCE_TOLERANCE, claims
+from iclr26_recsys.methods.deql.claims import CHANCE_TOLERANCE, MIN_MARGIN, claims, paired_gain
+from iclr26_recsys.methods.deql.model import budget_weights
+from iclr26_shared import load_model
 from iclr26_shared.errors import ConfigError
-from iclr26_shared.testing import run_cli, smoke_run
+from iclr26_shared.testing import Arms, assert_models_roundtrip, assert_no_claim_holds, run_cli, smoke_run
 
 
 def test_registered():
@@ -44,12 +46,29 @@ def test_config_validation(field, value, match):
         dataclasses.replace(DEQLConfig(), **{field: value})
 
 
-def _results(deql: float, edlae: float, ease: float, gd_err: float = 1e-8, gap: float = 1e-12) -> dict:
+def _results(
+    deql: float,
+    edlae: float,
+    ease: float,
+    gd_err: float = 1e-8,
+    gap: float = 1e-12,
+    noise: float = 0.0,
+    n_splits: int = 1,
+    users: int = 40,
+) -> dict:
+    """Hand-built results: per-user test values ``level + noise·N(0, 1)`` of each family in every split."""
+    rng = np.random.default_rng(0)
     fam = {"deql": deql, "edlae": edlae, "ease": ease}
+    metrics = ("recall@20", "ndcg@100")
+    splits = []
+    for _ in range(n_splits):
+        per_user = {f: {m: (v + noise * rng.standard_normal(users)).tolist() for m in metrics} for f, v in fam.items()}
+        splits.append(
+            {"matched": {"budget": 32, "settings": {"deql": 252, "edlae": 32, "ease": 10}, "per_user": per_user}}
+        )
     return {
         "dataset": {"name": "ml-100k"},
-        "splits": [{}],
-        "test_mean": {f: {"recall@20": v, "ndcg@100": v} for f, v in fam.items()},
+        "splits": splits,
         "chance": {"recall@20": 0.015, "ndcg@100": 0.03},
         "gd_check": {
             "items": 10,
@@ -59,6 +78,11 @@ def _results(deql: float, edlae: float, ease: float, gd_err: float = 1e-8, gap: 
             "objective_closed_form": 1.0,
         },
     }
+
+
+def _set_level(res: dict, family: str, metric: str, level: float) -> None:
+    for s in res["splits"]:
+        s["matched"]["per_user"][family][metric] = [level] * len(s["matched"]["per_user"][family][metric])
 
 
 def test_claims_can_fail():
@@ -81,11 +105,48 @@ def test_claims_at_chance_do_not_hold():
     res = _results(0.0, 0.0, 0.0, gd_err=1.0, gap=0.5)
     for metric, level in res["chance"].items():
         for fam in ("deql", "edlae", "ease"):
-            res["test_mean"][fam][metric] = level + CHANCE_TOLERANCE / 2
-    res["test_mean"]["deql"]["recall@20"] += CHANCE_TOLERANCE / 4  # ours ahead, but still at chance
+            _set_level(res, fam, metric, level + CHANCE_TOLERANCE / 2)
+    _set_level(res, "deql", "recall@20", res["chance"]["recall@20"] + 3 * CHANCE_TOLERANCE / 4)  # ahead, at chance
     verdicts = [c.verdict for c in claims(res)]
     assert "holds" not in verdicts
     assert verdicts[:4] == ["fails"] * 4
+
+
+def test_claim_margin_is_the_measured_noise_of_the_paired_gain():
+    """margin = max(SE over users (pooled over splits), SE over splits, MIN_MARGIN), computed independently."""
+    res = _results(0.40, 0.39, 0.38, noise=0.05, n_splits=3)
+    g = paired_gain(res, "recall@20", "edlae")
+    d = [
+        np.subtract(s["matched"]["per_user"]["deql"]["recall@20"], s["matched"]["per_user"]["edlae"]["recall@20"])
+        for s in res["splits"]
+    ]
+    se_users = np.sqrt(sum(x.var(ddof=1) / len(x) for x in d)) / 3
+    se_splits = np.std([x.mean() for x in d], ddof=1) / np.sqrt(3)
+    assert g["se_users"] == pytest.approx(se_users) and g["se_splits"] == pytest.approx(se_splits)
+    assert g["margin"] == pytest.approx(max(se_users, se_splits)) and g["margin"] > MIN_MARGIN
+    assert claims(res)[0].margin == pytest.approx(g["margin"])
+    # a gain of 0.01 inside noise of sd 0.2 per user (SE ≈ 0.018) does not hold
+    assert claims(_results(0.40, 0.39, 0.38, noise=0.2, n_splits=3))[0].verdict == "fails"
+    # no spread at all: the margin floor keeps an exact tie (and a gain below the floor) from holding
+    assert paired_gain(_results(0.4, 0.4, 0.4), "recall@20", "best")["margin"] == MIN_MARGIN
+    assert claims(_results(0.4 + MIN_MARGIN / 2, 0.4, 0.4))[0].verdict == "fails"
+
+
+def test_budget_weights_are_the_chance_of_being_the_subset_best():
+    """Hand-computed at N = 4, k = 2 (ties go to grid order), and against enumerating every k-subset."""
+    import itertools
+
+    w = budget_weights([0.1, 0.4, 0.3, 0.4], 2)
+    assert w.tolist() == pytest.approx([0.0, 0.5, 1 / 6, 1 / 3])
+    rng = np.random.default_rng(1)
+    scores = rng.integers(0, 4, size=7).astype(float).tolist()  # ties on purpose
+    for k in (1, 3, 7):
+        brute = np.zeros(7)
+        subsets = list(itertools.combinations(range(7), k))
+        for sub in subsets:
+            brute[max(sub, key=lambda i: (scores[i], -i))] += 1 / len(subsets)
+        assert budget_weights(scores, k) == pytest.approx(brute)
+    assert budget_weights([0.2, 0.5], 5).tolist() == [0.0, 1.0]  # budget above the grid: the best
 
 
 def test_sweep_scores_match_estimators():
@@ -131,9 +192,18 @@ def test_smoke_run_and_resume(tmp_path):
     assert results["gd_check"]["relative_error"] < 1e-4
     assert (run.path / "figures" / "test_recall20.png").is_file()
     report = (run.path / "report.md").read_text()
-    assert "| DEQL (b > 0) |" in report and "tuned hyper-parameters" in report
+    assert "DEQL (b > 0)" in report and "tuned hyper-parameters" in report and "Matched tuning budgets" in report
     rows = [json.loads(x) for x in (run.path / "metrics.jsonl").read_text().splitlines()]
     assert rows[0]["step"] == 0 and "deql/test_recall@20" in rows[0]
+    # the tuned DEQL saved by the run loads back (B_ and settings) and scores bit for bit the same
+    probe = np.random.default_rng(0).integers(0, 2, (5, results["dataset"]["items"])).astype(float)
+    assert_models_roundtrip(run, {"deql": lambda m: m.predict(probe)})
+    loaded = load_model(run.path)
+    assert loaded.get_params() == {k: v for k, v in results["splits"][0]["best"]["deql"]["params"].items()} | {
+        "zero_diag": False
+    }
+    assert len(loaded.item_ids_) == loaded.n_items_ == results["dataset"]["items"]
+    _assert_no_claim_holds_on(results)
     saved = copy.deepcopy(results["splits"])
     # --resume of a finished run reads the results back instead of recomputing
     res = run_cli(
@@ -142,6 +212,38 @@ def test_smoke_run_and_resume(tmp_path):
     assert res.code == 0, res.err
     again = json.loads((run.path / "results.json").read_text())
     assert again["splits"] == saved
+
+
+def _assert_no_claim_holds_on(results: dict) -> None:
+    """The shared degenerate cases (every arm equal: DEQL = EDLAE = EASE exactly; every arm at a random
+    ranking's level; DEQL below it) and DEQL's own: ahead by half its measured noise, and gradient descent
+    stuck at W = 0 (relative error 1, objective gap of the whole objective)."""
+    n = len(results["splits"])
+    arms = [
+        Arms(
+            ours=[f"splits/{i}/matched/per_user/deql/{m}" for i in range(n)],
+            others=[f"splits/{i}/matched/per_user/{f}/{m}" for i in range(n) for f in ("edlae", "ease")],
+            trivial=results["chance"][m],
+            worse=results["chance"][m] / 2,
+        )
+        for m in ("recall@20", "ndcg@100")
+    ]
+    half_noise = copy.deepcopy(results)
+    for m in ("recall@20", "ndcg@100"):
+        margin = paired_gain(results, m, "edlae")["margin"]
+        for s in half_noise["splits"]:
+            pu = s["matched"]["per_user"]
+            base, d = np.asarray(pu["edlae"][m]), np.subtract(pu["deql"][m], pu["edlae"][m])
+            pu["deql"][m] = (base + d - d.mean() + margin / 2).tolist()  # same spread, mean gain margin / 2
+            pu["ease"][m] = list(pu["edlae"][m])
+    stuck = copy.deepcopy(results)
+    stuck["gd_check"].update(relative_error=1.0, objective_gap=stuck["gd_check"]["objective_closed_form"])
+    extra = {"DEQL ahead of EDLAE by half its noise": half_noise, "gradient descent stuck at W = 0": stuck}
+    assert_no_claim_holds(claims, results, arms, extra_cases=extra)
+
+
+def test_no_claim_holds_on_degenerate_hand_built_results():
+    _assert_no_claim_holds_on(_results(0.40, 0.39, 0.38, noise=0.05, n_splits=3))
 
 
 def test_run_seed_moves_the_user_split():

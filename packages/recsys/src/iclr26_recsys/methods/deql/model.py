@@ -15,7 +15,9 @@ and compares the minimiser with the closed form of the paper's Miller-theorem al
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,14 +26,16 @@ import torch
 from iclr26_recsys.data.split import StrongSplit
 from iclr26_recsys.estimators import gram_matrix
 from iclr26_recsys.methods.deql.config import DEQLConfig
-from iclr26_recsys.metrics import evaluate, random_ranking_metrics
+from iclr26_recsys.metrics import evaluate, per_user_metrics, random_ranking_metrics
 from iclr26_recsys.ops.closed_forms import GramFactorization, LinearForm, deql_weights_rank1
 from iclr26_recsys.ops.objective import deql_objective, minimize_deql_objective
 
-__all__ = ["FAMILIES", "METRICS", "gd_check", "settings", "sweep_split"]
+__all__ = ["CLAIM_METRICS", "FAMILIES", "METRICS", "budget_weights", "gd_check", "settings", "sweep_split"]
 
 FAMILIES = ("ease", "edlae", "deql")
 METRICS = ("recall@20", "recall@50", "ndcg@20", "ndcg@100")
+#: The metrics the claims compare (per-user test values are kept for these).
+CLAIM_METRICS = ("recall@20", "ndcg@100")
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
@@ -66,40 +70,105 @@ def _form(fac: GramFactorization, family: str, s: dict[str, float], zero_diag: b
     return fac.edlae_form(s["l2"])
 
 
-def sweep_split(split: StrongSplit, cfg: DEQLConfig, device: torch.device) -> dict[str, Any]:
+def budget_weights(val_scores: Sequence[float], k: int) -> np.ndarray:
+    """Probability that each setting is the one chosen when ``k`` of the ``N`` settings, drawn uniformly
+    without replacement, are validated and the best is kept (Dodge et al., EMNLP 2019, "Show your work":
+    expected performance at a tuning budget).
+
+    Settings are ranked by validation score, ties broken by grid order (the first wins, as in
+    :func:`sweep_split`); the setting of rank ``r`` (0-based) is chosen when it is drawn and no better one
+    is: ``C(N−1−r, k−1) / C(N, k)``. ``k >= N`` puts all weight on the best. Returns ``[N]`` weights in
+    grid order, summing to 1.
+    """
+    n = len(val_scores)
+    if n == 0:
+        raise ValueError("budget_weights: no settings")
+    k = max(1, min(int(k), n))
+    order = sorted(range(n), key=lambda i: -float(val_scores[i]))  # stable: grid order among ties
+    total = math.comb(n, k)
+    w = np.zeros(n)
+    for r, i in enumerate(order):
+        w[i] = math.comb(n - 1 - r, k - 1) / total
+    return w
+
+
+def sweep_split(
+    split: StrongSplit, cfg: DEQLConfig, device: torch.device, on_setting: Callable[[], None] | None = None
+) -> dict[str, Any]:
     """Tune the three families on ``split``'s validation users; return best settings and their metrics
-    (and ``chance``: a random ranking's expected test metrics)."""
+    (and ``chance``: a random ranking's expected test metrics).
+
+    Every setting is scored on the validation and the test users in one product. Besides each family's
+    validation-best setting (``best``, each family over its own grid, as in the paper) the split records
+    the comparison at matched tuning budgets (``matched``): every family at the budget
+    ``k = max(|EDLAE grid|, |EASE grid|)`` validated settings, DEQL's test metrics being their expectation
+    over random ``k``-subsets of its grid (:func:`budget_weights`), with per-user test values of the claim
+    metrics (``CLAIM_METRICS``) for the paired noise of the claims. ``on_setting`` is called after each
+    scored setting (progress inside the split).
+    """
     dtype = _DTYPES[cfg.dtype]
     G = gram_matrix(split.train, device=device, dtype=cfg.dtype)
     Xv, Xt = _dense(split.val_fold_in, device, dtype), _dense(split.test_fold_in, device, dtype)
+    X = torch.cat([Xv, Xt])
+    mv = Xv.shape[0]
     grid = settings(cfg)
-    by_p: dict[float, list[tuple[str, dict[str, float]]]] = {}
+    by_p: dict[float, list[tuple[str, int, dict[str, float]]]] = {}
     for family, rows in grid.items():
-        for s in rows:
-            by_p.setdefault(s["p"], []).append((family, s))
-    best: dict[str, dict[str, Any]] = {}
-    b_curve: dict[str, float] = {}
-    n_settings = 0
+        for j, s in enumerate(rows):
+            by_p.setdefault(s["p"], []).append((family, j, s))
+    scored: dict[str, list[dict[str, Any]]] = {f: [{} for _ in grid[f]] for f in grid}
     for p in sorted(by_p):
         fac = GramFactorization(G, p)
-        XvQ, XtQ = fac.project(Xv), None
-        for family, s in by_p[p]:
-            form = _form(fac, family, s, cfg.zero_diag)
-            val = evaluate(fac.scores(Xv, XvQ, form).cpu().numpy(), split.val_fold_in, split.val_holdout)
-            n_settings += 1
-            score = val[cfg.select_metric]
-            if family == "deql":
-                key = f"{s['b']:g}"
-                b_curve[key] = max(b_curve.get(key, -np.inf), score)
-            if family not in best or score > best[family]["val"][cfg.select_metric]:
-                XtQ = fac.project(Xt) if XtQ is None else XtQ
-                test = evaluate(fac.scores(Xt, XtQ, form).cpu().numpy(), split.test_fold_in, split.test_holdout)
-                best[family] = {"params": dict(s), "val": val, "test": test}
-        del fac
+        XQ = fac.project(X)
+        for family, j, s in by_p[p]:
+            S = fac.scores(X, XQ, _form(fac, family, s, cfg.zero_diag)).cpu().numpy()
+            val = evaluate(S[:mv], split.val_fold_in, split.val_holdout)
+            test = per_user_metrics(S[mv:], split.test_fold_in, split.test_holdout)
+            scored[family][j] = {
+                "val": val,
+                "test": {m: float(v.mean()) for m, v in test.items()},
+                "user": {m: test[m] for m in CLAIM_METRICS},
+            }
+            if on_setting is not None:
+                on_setting()
+        del fac, XQ
+    sel = cfg.select_metric
+    best: dict[str, dict[str, Any]] = {}
+    for family, rows in scored.items():
+        j = int(np.argmax([r["val"][sel] for r in rows]))  # the first of equal scores, in grid order
+        best[family] = {"params": dict(grid[family][j]), "val": rows[j]["val"], "test": rows[j]["test"]}
     if cfg.zero_diag:
         best["deql"]["params"]["zero_diag"] = True
+    budget = max(len(grid["edlae"]), len(grid["ease"]))
+    matched: dict[str, Any] = {
+        "budget": budget,
+        "settings": {f: len(rows) for f, rows in grid.items()},
+        "test": {},
+        "per_user": {},
+    }
+    for family, rows in scored.items():
+        w = budget_weights([r["val"][sel] for r in rows], budget)
+        matched["test"][family] = {
+            m: float(sum(wi * r["test"][m] for wi, r in zip(w, rows, strict=True))) for m in METRICS
+        }
+        matched["per_user"][family] = {
+            m: np.sum([wi * r["user"][m] for wi, r in zip(w, rows, strict=True) if wi > 0], axis=0).tolist()
+            for m in CLAIM_METRICS
+        }
+    b_curve: dict[str, float] = {}
+    for s, r in zip(grid["deql"], scored["deql"], strict=True):
+        key = f"{s['b']:g}"
+        b_curve[key] = max(b_curve.get(key, -np.inf), r["val"][sel])
     chance = random_ranking_metrics(split.test_fold_in, split.test_holdout)
-    return {"best": best, "deql_b_curve": b_curve, "n_settings": n_settings, "chance": chance, **split.summary()}
+    n_settings = sum(len(rows) for rows in grid.values())
+    return {
+        "best": best,
+        "matched": matched,
+        "deql_b_curve": b_curve,
+        "n_settings": n_settings,
+        "chance": chance,
+        **split.summary(),
+    }
 
 
 def gd_check(split: StrongSplit, params: dict[str, float], cfg: DEQLConfig, device: torch.device) -> dict[str, Any]:

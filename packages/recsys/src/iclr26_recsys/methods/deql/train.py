@@ -28,7 +28,7 @@ from iclr26_recsys.data import (
 from iclr26_recsys.data.loaders import column
 from iclr26_recsys.data.split import StrongSplit
 from iclr26_recsys.methods.deql.config import DEQLConfig
-from iclr26_recsys.methods.deql.model import FAMILIES, METRICS, gd_check, sweep_split
+from iclr26_recsys.methods.deql.model import FAMILIES, METRICS, gd_check, settings, sweep_split
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
 
@@ -76,7 +76,8 @@ def _aggregate(splits: list[dict[str, Any]]) -> dict[str, Any]:
                 "ties": int((d == 0).sum()),
                 "splits": len(d),
             }
-    out: dict[str, Any] = {"test_mean": mean, "test_std": std, "paired": paired}
+    matched = {f: {m: float(np.mean([s["matched"]["test"][f][m] for s in splits])) for m in METRICS} for f in FAMILIES}
+    out: dict[str, Any] = {"test_mean": mean, "test_std": std, "matched_mean": matched, "paired": paired}
     if all("chance" in s for s in splits):
         out["chance"] = {m: float(np.mean([s["chance"][m] for s in splits])) for m in METRICS}
     return out
@@ -102,6 +103,22 @@ def _figures(run: RunDir, cfg: DEQLConfig, splits: list[dict[str, Any]], agg: di
         plot_curves(run.figure_path("b_sensitivity"), curves, xlabel="b (a = 1)", ylabel=f"validation {sel}")
 
 
+def _save_tuned_deql(run: RunDir, cfg: DEQLConfig, split: StrongSplit, params: dict[str, Any]) -> None:
+    """Fit DEQL with split 0's tuned settings on split 0's training users and save it as ``deql``
+    (``iclr26_shared.load_model(run_dir)`` reads it back: ``B_`` and the settings)."""
+    from iclr26_recsys.estimators import DEQL
+
+    kw = {k: params[k] for k in ("p", "a", "b", "l2")}
+    model = DEQL(**kw, zero_diag=cfg.zero_diag, dtype=cfg.dtype, device=str(run.device))
+    model.fit(split.train)
+    model.item_ids_ = [str(i) for i in split.items]
+    extra = {
+        "input": "users × items 0/1 matrix over item_ids_ (split 0's columns)",
+        "trained_on": "split 0 training users",
+    }
+    run.save_model("deql", model, extra=extra)
+
+
 def run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
     """Run the experiment; returns the results dict (the runner writes results.json and report.md)."""
     df = load_data(cfg)
@@ -110,21 +127,27 @@ def run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
     if ckpt is not None:
         splits = json.loads(ckpt[1]["splits_json"])
     t0 = time.perf_counter()
-    with run.progress(cfg.n_splits, "deql splits", completed=len(splits)) as bar:
+    per_split = sum(len(rows) for rows in settings(cfg).values())
+    with run.progress(cfg.n_splits * per_split, "deql settings", completed=len(splits) * per_split) as bar:
         for s in range(len(splits), cfg.n_splits):
             split = make_split(df, cfg, s, run.seed)
             t_split = time.perf_counter()
-            res = sweep_split(split, cfg, run.device)
+            res = sweep_split(split, cfg, run.device, on_setting=bar.advance)
             res["split"], res["seconds"] = s, time.perf_counter() - t_split
             splits.append(res)
             run.log(s, **{f"{f}/test_{m}": res["best"][f]["test"][m] for f in FAMILIES for m in METRICS})
             run.save_checkpoint(s + 1, {"splits_json": json.dumps(splits)})
-            bar.advance(**{f"{f}_r20": res["best"][f]["test"]["recall@20"] for f in FAMILIES})
+            bar.advance(
+                0,
+                split=f"{s + 1}/{cfg.n_splits}",
+                **{f"{f}_r20": res["best"][f]["test"]["recall@20"] for f in FAMILIES},
+            )
     sweep_seconds = time.perf_counter() - t0
     split0 = make_split(df, cfg, 0, run.seed)
     gd = gd_check(split0, splits[0]["best"]["deql"]["params"], cfg, run.device)
     agg = _aggregate(splits)
     _figures(run, cfg, splits, agg)
+    _save_tuned_deql(run, cfg, split0, splits[0]["best"]["deql"]["params"])
     return {
         "dataset": {
             "name": cfg.dataset,
