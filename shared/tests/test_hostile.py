@@ -71,7 +71,9 @@ def test_corrupt_newest_checkpoint_falls_back_to_the_older_one(tmp_path: Path, c
     run.save_checkpoint(1, {"w": torch.ones(2)})
     newest = run.save_checkpoint(2, {"w": torch.zeros(2)})
     newest.write_bytes(b"garbage")
-    step, state = run.load_checkpoint() or (None, None)
+    loaded = run.load_checkpoint()
+    assert loaded is not None
+    step, state = loaded
     assert step == 1 and torch.equal(state["w"], torch.ones(2))
     assert "resuming from the older checkpoint step-000000001.pt" in capsys.readouterr().err
 
