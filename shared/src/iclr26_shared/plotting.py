@@ -12,6 +12,7 @@ matplotlib.use("Agg", force=True)
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from iclr26_shared.io import atomic_write_bytes  # noqa: E402
 
@@ -137,7 +138,7 @@ def plot_forest(
     ax.set_yticklabels([r[0] for r in reversed(rows)], fontsize=7)
     ax.set_xlim(-1.15, 1.15)
     ax.set_xlabel("gain − margin, scaled per claim (right of 0 supports the claim)")
-    handles = [plt.Line2D([], [], color=c, marker="o", lw=2, label=v) for v, c in VERDICT_COLOURS.items()]
+    handles = [Line2D([], [], color=c, marker="o", lw=2, label=v) for v, c in VERDICT_COLOURS.items()]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.08 - 0.6 / max(n, 1)), ncol=3, fontsize=8)
     if title:
         ax.set_title(title)
