@@ -37,7 +37,8 @@ def _one_line(res) -> str:
     [
         (["toy-ridge", "--seed", "18446744073709551617"], "seed"),
         (["toy-ridge", "--seed", "-1"], "seed"),
-        (["toy-ridge", "--preset="], "--preset= is empty"),
+        (["toy-ridge", "--preset="], "invalid choice '' for argument '--preset'"),
+        (["toy-ridge", "--seeds", "0"], "--seeds 0: expected a number of seeds >= 1"),
         (["toy-ridge", "--device", "cuda:x"], "device"),
         (["toy-ridge", "--out-dir", "/dev/null/x"], "/dev/null is not a folder"),
     ],

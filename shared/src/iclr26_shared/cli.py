@@ -50,38 +50,33 @@ def _one_line_tyro_error(text: str) -> str:
     return re.sub(r"\s+", " ", " ".join(msg)) or "invalid arguments"
 
 
-def _pop_flag(args: Sequence[str], flag: str, hint: str) -> tuple[str | None, list[str]]:
-    """Remove ``--flag VALUE`` / ``--flag=VALUE`` from ``args``; returns (value or None, the rest)."""
-    rest: list[str] = []
-    value = None
-    it = iter(range(len(args)))
-    for i in it:
-        arg = args[i]
-        if arg == flag:
-            if i + 1 >= len(args) or args[i + 1].startswith("--"):
-                raise UsageError(f"{flag} needs a value ({hint})")
-            value = args[i + 1]
-            next(it, None)
-        elif arg.startswith(f"{flag}="):
-            value = arg.split("=", 1)[1]
-            if not value:
-                raise UsageError(f"{flag}= is empty ({hint})")
-        else:
-            rest.append(arg)
-    return value, rest
+def _pre_parse(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> tuple[str, int, list[str]]:
+    """``--preset`` and ``--seeds`` first (tyro, like every other flag): the preset decides the defaults
+    that the method's own parser shows and fills in. Returns (preset, seeds, the other arguments)."""
+    from typing import Literal
 
+    from iclr26_shared.config import PosInt
 
-def _pop_preset(args: Sequence[str]) -> tuple[str | None, list[str]]:
-    return _pop_flag(args, "--preset", "smoke, quick or full")
-
-
-def _pop_seeds(args: Sequence[str]) -> tuple[int, list[str]]:
-    value, rest = _pop_flag(args, "--seeds", "a number of seeds >= 1")
-    if value is None:
-        return 1, rest
-    if not value.isdigit() or int(value) < 1:
-        raise UsageError(f"--seeds {value!r}: expected a number of seeds >= 1")
-    return int(value), rest
+    pre_cls = dataclasses.make_dataclass(
+        "Pre",
+        [
+            ("preset", Literal[tuple(spec.presets)], dataclasses.field(default=DEFAULT_PRESET)),  # pyright: ignore[reportInvalidTypeForm]
+            ("seeds", PosInt, dataclasses.field(default=1)),
+        ],
+        frozen=True,
+    )
+    helps = [a for a in args if a in ("-h", "--help")]
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            pre, rest = tyro.cli(
+                pre_cls, args=[a for a in args if a not in helps], prog=prog, return_unknown_args=True, add_help=False
+            )
+    except SystemExit:
+        raise UsageError(f"{prog}: {_one_line_tyro_error(err.getvalue())}") from None
+    if pre.seeds < 1:
+        raise UsageError(f"{prog}: --seeds {pre.seeds}: expected a number of seeds >= 1")
+    return pre.preset, pre.seeds, [*rest, *helps]
 
 
 def parse_method_args(spec: MethodSpec[Any], args: Sequence[str], *, prog: str) -> tuple[Any, CommonFlags, str]:
@@ -89,8 +84,7 @@ def parse_method_args(spec: MethodSpec[Any], args: Sequence[str], *, prog: str) 
 
     Raises :class:`UsageError` with one line for any bad value; ``SystemExit(0)`` after ``--help``.
     """
-    preset_name, rest = _pop_preset(args)
-    preset_name = preset_name or DEFAULT_PRESET
+    preset_name, _, rest = _pre_parse(spec, args, prog)
     default_cfg = spec.preset(preset_name)
     args_cls = dataclasses.make_dataclass(
         f"{spec.config.__name__}Args",
@@ -217,7 +211,7 @@ def preflight(flags: CommonFlags, n_seeds: int = 1) -> None:
 
 
 def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
-    n_seeds, args = _pop_seeds(args)
+    _, n_seeds, _ = _pre_parse(spec, args, prog)
     cfg, flags, preset = parse_method_args(spec, args, prog=prog)
     preflight(flags, n_seeds)
     if flags.dry_run:
