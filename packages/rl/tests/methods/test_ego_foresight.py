@@ -14,12 +14,13 @@ from iclr26_rl import cli
 from iclr26_rl.data import Batch
 from iclr26_rl.methods.ego_foresight.claims import claims
 from iclr26_rl.methods.ego_foresight.config import PRESETS, EgoForesightConfig
-from iclr26_rl.methods.ego_foresight.metrics import efficiency_normalised_score, mean_ci
+from iclr26_rl.methods.ego_foresight.metrics import efficiency_normalised_score, ens_details, mean_ci
 from iclr26_rl.methods.ego_foresight.model import EgoForesightHead, FrameDecoder
 from iclr26_rl.methods.ego_foresight.spec import SPEC
+from iclr26_shared import load_model
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.runs import RunDir
-from iclr26_shared.testing import assert_valid_run_dir, run_cli
+from iclr26_shared.testing import Arms, assert_models_roundtrip, assert_no_claim_holds, run_cli, smoke_run
 
 
 @pytest.mark.parametrize(("size", "sides"), [(84, [5, 10, 21, 42, 84]), (64, [4, 8, 16, 32, 64])])
@@ -136,7 +137,7 @@ def test_presets_and_config_properties() -> None:
     full = PRESETS["full"]
     assert (full.repr_dim, full.agent_dim, full.horizon, full.beta, full.babbling_steps) == (2048, 32, 10, 1.0, 12500)
     assert full.steps * full.action_repeat == 2_500_000 and full.window == 13
-    assert full.episode_steps == 25 and full.jobs[0] == ("drqv2", 1) and full.baseline_encoder == "plain"
+    assert full.episode_steps == 25 and full.jobs[0] == ("drqv2", 1) and full.baseline_encoder == "pool"
     assert set(SPEC.presets) >= {"smoke", "quick", "full"}
 
 
@@ -147,7 +148,30 @@ def test_mean_ci_and_ens() -> None:
     # t_q: fast reaches 95 % of its gain at index 2, 90 % and 85 % at index 1 (slow only at 3)
     # -> scores at t = 2, 1, 1: fast (1.0 + 0.9 + 0.9) / 3, slow (0.6 + 0.2 + 0.2) / 3
     assert ens["fast"] == pytest.approx(2.8 / 3) and ens["slow"] == pytest.approx(1.0 / 3)
-    assert efficiency_normalised_score({"a": [1, 1], "b": [1, 1]}) == {"a": 0.5, "b": 0.5}
+    flat = efficiency_normalised_score({"a": [1, 1], "b": [1, 1]})
+    assert all(np.isnan(v) for v in flat.values())  # no curve learns: undefined
+
+
+def test_ens_steps_at_a_level_both_curves_reach_and_ignores_curves_that_learn_nothing() -> None:
+    """The issue's case: EF learns 0 -> 100, DrQ-v2 bumps to 2 and stays near 0. The old rule took the
+    step from DrQ-v2's own peak (step 1) and scored EF 0.01 vs 0.02; a curve that learns nothing (gain
+    2 <= 10 % of the range) now sets no step, so the step is where EF reaches 95/90/85 of 100."""
+    d = ens_details({"ef": [0, 1, 100, 100], "drqv2": [0, 2, 1, 1]})
+    assert d["learners"] == ["ef"] and d["steps"] == [2, 2, 2]
+    assert d["ens"]["ef"] == pytest.approx(1.0) and d["ens"]["drqv2"] == pytest.approx(0.01)
+    # both learn: the levels are fractions of the lower peak (both reach it), the step the first to get there
+    d = ens_details({"a": [0, 4, 8, 8], "b": [0, 1, 6, 10]})
+    assert d["levels"] == pytest.approx([7.6, 7.2, 6.8]) and d["steps"] == [2, 2, 2]
+    assert d["ens"] == pytest.approx({"a": 0.8, "b": 0.6}) and d["chance"] == 0.0
+    ens_claim = claims(_results(-10.0, -20.0, 1.0, 0.5, 0.7))[1]
+    assert ens_claim.chance == 0.0 and ens_claim.verdict == "holds"
+
+
+def test_ens_claim_fails_against_a_baseline_that_learns_first() -> None:
+    res = _results(-10.0, -20.0, 1.0, 0.5, 0.7)
+    res["agents"]["drqv2-ef"]["mean_return"] = [-30.0, -28.0, -10.0]
+    res["agents"]["drqv2"]["mean_return"] = [-30.0, -20.0, -20.0]
+    assert claims(res)[1].verdict == "fails"
 
 
 def _results(
@@ -160,14 +184,19 @@ def _results(
     mean_mse: float = 0.8,
     colour_mse: float = 0.9,
 ) -> dict:
-    agent = {"final_return_sem": sem, "ens": 0.5, "mean_return": [-30.0, -25.0]}
+    """Learning curves from the untrained level -30: EF jumps to its final return at once, DrQ-v2 gets there
+    in two evaluations (``improved=False``: both flat at their final returns)."""
+    curves = (
+        {"drqv2-ef": [-30.0, ef, ef], "drqv2": [-30.0, (base - 30.0) / 2, base]}
+        if improved
+        else {"drqv2-ef": [ef] * 3, "drqv2": [base] * 3}
+    )
     return {
         "env": "Reacher-v5",
         "agents": {
-            "drqv2": {**agent, "final_return": base, "ens": 0.4},
-            "drqv2-ef": {**agent, "final_return": ef},
+            name: {"final_return_sem": sem, "final_return": final, "mean_return": curves[name]}
+            for name, final in (("drqv2", base), ("drqv2-ef", ef))
         },
-        "ens_defined": improved,
         "prediction": {
             "ef_agent_mse": ef_mse,
             "copy_agent_mse": 1.0,
@@ -183,17 +212,19 @@ def test_claims_need_more_than_noise() -> None:
     assert verdicts == ["holds", "holds", "holds", "holds"]
     out = claims(_results(-19.0, -20.0, 1.0, 0.5, 0.505, improved=False))
     assert out[2].baseline == 0.8  # the best no-skill predictor: the mean frame beats copy-last (1.0)
-    # gap below the std. error of the difference; ENS undefined; 2b is a 1 % tie
-    assert [c.verdict for c in out] == ["fails", "inconclusive", "holds", "fails"]
+    # flat curves: no agent beat the untrained level (inconclusive), ENS undefined; 2b is a 1 % tie
+    assert [c.verdict for c in out] == ["inconclusive", "inconclusive", "holds", "fails"]
+    # learning curves, but a gap (1) below the std. error of the difference (1.41)
+    assert claims(_results(-19.0, -20.0, 1.0, 0.5, 0.7))[0].verdict == "fails"
 
 
 def test_claims_at_chance_do_not_hold() -> None:
     """Both agents at or below the untrained policy, equal ENS, every predictor at the mean frame's error."""
-    res = _results(-40.0, -40.0, 0.0, 0.8, 0.8, mean_mse=0.8)
-    res["agents"]["drqv2-ef"]["ens"] = 0.4
+    res = _results(-40.0, -40.0, 0.0, 0.8, 0.8, mean_mse=0.8)  # both curves fall from -30: neither learns
     verdicts = [c.verdict for c in claims(res)]
     assert "holds" not in verdicts
-    assert verdicts[0] == "fails"  # ours below the untrained policy's return (-25): worse than chance
+    assert verdicts[0] == "fails"  # ours below the untrained policy's return (-30): worse than chance
+    assert verdicts[1] == "inconclusive"  # no curve learns: the ENS is undefined
     assert verdicts[2:] == ["fails", "inconclusive"]  # 2a is a test against the blind guesses; 2b at chance
 
 
@@ -226,13 +257,11 @@ def test_claims_without_the_ef_agent_are_not_made() -> None:
     assert claims({"env": "Reacher-v5", "agents": {"drqv2": {"final_return": 1.0, "ens": 0.5}}}) == []
 
 
-def test_smoke_cli_writes_a_valid_run_directory(tmp_path: Path) -> None:
-    res = run_cli(
-        cli.main, ["ego-foresight", "--preset", "smoke", "--device", "cpu", "--out-dir", str(tmp_path), "--quiet"]
-    )
-    assert res.code == 0, res.err
-    run_dir = next((tmp_path / "ego-foresight").iterdir())
-    results = assert_valid_run_dir(run_dir)
+def test_smoke_run_writes_a_valid_run_directory_and_saves_the_agents(tmp_path: Path) -> None:
+    from iclr26_rl.agents.drqv2 import DrQV2Policy
+
+    run, results = smoke_run(SPEC, tmp_path)
+    run_dir = run.path
     assert set(results["agents"]) == {"drqv2", "drqv2-ef"}
     assert len(results["claims"]) == 4
     assert results["agents"]["drqv2"]["eval_steps"] == [0, 40, 80]
@@ -241,6 +270,50 @@ def test_smoke_cli_writes_a_valid_run_directory(tmp_path: Path) -> None:
     pred = results["prediction"]
     assert min(pred["copy_agent_mse"], pred["mean_agent_mse"], pred["colour_agent_mse"]) > 0
     assert pred["action_sensitivity"] >= 0 and pred["agent_part_sensitivity"] >= 0
+    # the trained agents load back and act bit for bit the same
+    obs = torch.randint(0, 256, (2, 9, 64, 64), dtype=torch.uint8)
+    assert_models_roundtrip(run, {"drqv2-seed1": obs, "drqv2-ef-seed1": obs})
+    policy = load_model(run_dir, "drqv2-ef-seed1")
+    assert isinstance(policy, DrQV2Policy) and policy.aux is not None and policy.encoder.kind == "pool"
+    assert load_model(run_dir, "drqv2-seed1").encoder.kind == "pool"  # the baseline's encoder, by default
+    _assert_no_claim_holds_on(results)
+
+
+def _assert_no_claim_holds_on(results: dict) -> None:
+    """The shared cases on the four claims' arms (learning curves and final returns, prediction errors),
+    plus the method's own: an EF curve that learns nothing (flat at the untrained level, while DrQ-v2
+    learns), and an EF head no better than the agent's mean colour (a blur)."""
+    curves = [f"agents/{a}/mean_return" for a in ("drqv2-ef", "drqv2")]
+    untrained = max(results["agents"][a]["mean_return"][0] for a in ("drqv2-ef", "drqv2"))
+    arms = [
+        Arms(ours=[curves[0]], others=[curves[1]], trivial=untrained, worse=untrained - 10.0),
+        Arms(
+            ours=["agents/drqv2-ef/final_return"],
+            others=["agents/drqv2/final_return"],
+            trivial=untrained,
+            worse=untrained - 10.0,
+        ),
+        Arms(
+            ours=["prediction/ef_agent_mse"],
+            others=["prediction/rand_agent_mse"],
+            trivial=results["prediction"]["mean_agent_mse"],
+            worse=2 * results["prediction"]["mean_agent_mse"],
+        ),
+    ]
+    flat = json.loads(json.dumps(results))
+    base = flat["agents"]["drqv2"]
+    base["mean_return"] = [untrained + 10.0 * i for i in range(len(base["mean_return"]))]
+    base["final_return"] = base["mean_return"][-1]
+    flat["agents"]["drqv2-ef"]["mean_return"] = [untrained] * len(base["mean_return"])
+    flat["agents"]["drqv2-ef"]["final_return"] = untrained
+    blur = json.loads(json.dumps(results))
+    blur["prediction"]["ef_agent_mse"] = blur["prediction"]["colour_agent_mse"]
+    extra = {"EF learns nothing": flat, "EF head no better than the agent's mean colour": blur}
+    assert_no_claim_holds(claims, results, arms, extra_cases=extra)
+
+
+def test_no_claim_holds_on_degenerate_hand_built_results() -> None:
+    _assert_no_claim_holds_on(_results(-10.0, -20.0, 1.0, 0.5, 0.7))
 
 
 def test_resume_after_crash_continues_from_the_saved_step(tmp_path: Path) -> None:

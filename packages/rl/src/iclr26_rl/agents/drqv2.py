@@ -30,12 +30,14 @@ this for the first ``babbling_steps``: ``a = clip(U[−b, b], −1, 1)`` (b = 4:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from iclr26_rl.data.replay import Batch
@@ -46,7 +48,17 @@ from iclr26_rl.nn.layers import (
     truncated_normal_sample,
 )
 
-__all__ = ["ENCODERS", "Actor", "AuxiliaryLoss", "Critic", "DrQV2Agent", "DrQV2Hparams", "EncoderKind", "PixelEncoder"]
+__all__ = [
+    "ENCODERS",
+    "Actor",
+    "AuxiliaryLoss",
+    "Critic",
+    "DrQV2Agent",
+    "DrQV2Hparams",
+    "DrQV2Policy",
+    "EncoderKind",
+    "PixelEncoder",
+]
 
 EncoderKind = Literal["plain", "pool"]
 #: Encoder heads: DrQ-v2's reference (flattened conv features) and Ego-Foresight's pooled projection.
@@ -331,3 +343,51 @@ class DrQV2Agent:
             self.aux.load_state_dict(state["aux"])
         self.model_opt.load_state_dict(state["model_opt"])
         self.actor_opt.load_state_dict(state["actor_opt"])
+
+
+class DrQV2Policy(nn.Module, PyTorchModelHubMixin):
+    """The trained networks of a :class:`DrQV2Agent` (encoder, actor, critic and the EF head if any), as
+    one module with ``save_pretrained``/``from_pretrained`` (:class:`huggingface_hub.PyTorchModelHubMixin`:
+    safetensors + ``config.json`` of the arguments below). ``forward(obs)`` is the deterministic policy.
+
+    Args:
+        obs_shape: ``[3F, S, S]``.
+        action_dim: A.
+        hparams: :class:`DrQV2Hparams` as a dict.
+        aux: The :class:`~iclr26_rl.methods.ego_foresight.model.EgoForesightHead` arguments, or None.
+    """
+
+    def __init__(
+        self, obs_shape: list[int], action_dim: int, hparams: dict[str, Any], aux: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__()
+        hp = DrQV2Hparams(**hparams)
+        c, s, _ = obs_shape
+        self.obs_shape, self.action_dim = tuple(int(x) for x in obs_shape), int(action_dim)
+        self.encoder = PixelEncoder(c, s, hp.repr_dim, hp.conv_channels, hp.encoder)
+        repr_dim = self.encoder.repr_dim
+        self.actor = Actor(repr_dim, action_dim, hp.feature_dim, hp.hidden_dim)
+        self.critic = Critic(repr_dim, action_dim, hp.feature_dim, hp.hidden_dim)
+        self.aux: nn.Module | None = None
+        if aux is not None:
+            from iclr26_rl.methods.ego_foresight.model import EgoForesightHead
+
+            self.aux = EgoForesightHead(**aux)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """Deterministic actions ``μ(E(obs))``: ``uint8 or float [B, 3F, S, S] → [B, A]`` in ``[-1, 1]``."""
+        return self.actor(self.encoder(obs.float()))
+
+    @classmethod
+    def from_agent(cls, agent: DrQV2Agent) -> DrQV2Policy:
+        """A CPU copy of ``agent``'s trained networks."""
+        aux_cfg = getattr(agent.aux, "_hub_mixin_config", None) if agent.aux is not None else None
+        if agent.aux is not None and aux_cfg is None:
+            raise TypeError(f"{type(agent.aux).__name__} has no saved config: only EgoForesightHead heads are saved")
+        policy = cls(list(agent.obs_shape), agent.action_dim, dataclasses.asdict(agent.hp), aux_cfg)
+        policy.encoder.load_state_dict(agent.encoder.state_dict())
+        policy.actor.load_state_dict(agent.actor.state_dict())
+        policy.critic.load_state_dict(agent.critic.state_dict())
+        if policy.aux is not None and agent.aux is not None:
+            policy.aux.load_state_dict(agent.aux.state_dict())
+        return policy.eval()

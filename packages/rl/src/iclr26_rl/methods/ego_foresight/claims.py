@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from iclr26_rl.methods.ego_foresight.metrics import ens_details
 from iclr26_shared.spec import Claim
 
 __all__ = ["ENS_MARGIN", "TIE", "claims", "report"]
@@ -16,9 +17,9 @@ TIE = 0.02
 ENS_MARGIN = 0.02
 
 
-def _return_claims(env: str, ef: Mapping[str, Any], base: Mapping[str, Any], ens_defined: bool) -> list[Claim]:
+def _return_claims(env: str, ef: Mapping[str, Any], base: Mapping[str, Any]) -> list[Claim]:
     sem = math.hypot(ef.get("final_return_sem", 0.0), base.get("final_return_sem", 0.0))
-    curves = "mean_return" in ef and "mean_return" in base
+    ens = ens_details({"drqv2-ef": ef["mean_return"], "drqv2": base["mean_return"]})
     return [
         Claim(
             claim=f"DrQ-v2+EF reaches a higher return than DrQ-v2 at the same environment steps ({env})",
@@ -28,16 +29,18 @@ def _return_claims(env: str, ef: Mapping[str, Any], base: Mapping[str, Any], ens
             baseline=base["final_return"],
             better="higher",
             margin=max(sem, TIE * abs(base["final_return"])),
-            chance=max(ef["mean_return"][0], base["mean_return"][0]) if curves else None,
+            chance=max(ef["mean_return"][0], base["mean_return"][0]),
             paper="EF > DrQ-v2 on 21/26 tasks, never worse (2.5M frames)",
         ),
         Claim(
             claim=f"DrQ-v2+EF is more sample-efficient than DrQ-v2 ({env})",
-            metric="efficiency normalised score (ENS in [0, 1], margin 0.02; NaN when no learning curve improved)",
-            ours=ef["ens"] if ens_defined else math.nan,
-            baseline=base["ens"],
+            metric="efficiency normalised score at fixed return levels both learning curves reach (ENS in "
+            "[0, 1], margin 0.02; NaN when no curve learns; chance: the untrained policy's level)",
+            ours=ens["ens"]["drqv2-ef"],
+            baseline=ens["ens"]["drqv2"],
             better="higher",
             margin=ENS_MARGIN,
+            chance=ens["chance"] if ens["defined"] else None,
             paper="higher ENS / rliable aggregates than DrQ-v2",
         ),
     ]
@@ -50,8 +53,10 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     beats DrQ-v2's (paper §5, Fig. 4) by more than the standard error of the difference over training
     seeds and at least :data:`TIE` of the baseline's magnitude; both at or below the untrained policy's
     return (the first evaluation: the ``chance`` level) is inconclusive. (1b) EF's efficiency normalised
-    score beats DrQ-v2's by :data:`ENS_MARGIN` (paper §5, Table 1); NaN (inconclusive) when no learning
-    curve improved on its first evaluation.
+    score beats DrQ-v2's by :data:`ENS_MARGIN` (paper §5, Table 1), computed here from the two mean
+    learning curves at fixed return levels both learning curves reach (:func:`~.metrics.ens_details`):
+    NaN (inconclusive) when neither curve learns; its chance level is the untrained policy's normalised
+    return, so EF at it fails and a baseline at it makes the claim inconclusive.
 
     Prediction claims (whenever the EF agent was trained; the claims of ``quick``), on held-out
     babbling episodes, agent region, horizons 1..H: (2a) the EF head predicts the agent's future
@@ -59,15 +64,16 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     frame in the agent's mean colour) and (2b) better with the true actions than with random ones
     (paper §3, Eq. 1-3: the rollout is action-conditioned). Each must win by :data:`TIE` of its
     baseline's error. (2a) is itself a test against chance (its baseline is the best blind guess, so it
-    has no separate ``chance``); for (2b) the mean frame's error is the ``chance`` level: a head no better
-    than the mean frame (an action-blind frame predictor) shows nothing about actions, whatever the order.
+    has no separate ``chance``); for (2b) the best no-skill predictor's error is the ``chance`` level: a head
+    no better than the best blind guess (an action-blind blur) shows nothing about actions, whatever the
+    order of true and random actions.
     """
     env = str(results.get("env", "?"))
     agents = results.get("agents", {})
     ef, base = agents.get("drqv2-ef"), agents.get("drqv2")
     out: list[Claim] = []
     if ef is not None and base is not None:
-        out += _return_claims(env, ef, base, bool(results.get("ens_defined", True)))
+        out += _return_claims(env, ef, base)
     pred = results.get("prediction")
     if ef is None or not pred:
         return out
@@ -91,15 +97,15 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
             baseline=pred["rand_agent_mse"],
             better="lower",
             margin=TIE * pred["rand_agent_mse"],
-            chance=pred.get("mean_agent_mse"),
+            chance=no_skill,
             paper="action-conditioned agent prediction (paper §3)",
         ),
     ]
     return out
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.4g}"
 
 
 def report(results: Mapping[str, Any]) -> str:

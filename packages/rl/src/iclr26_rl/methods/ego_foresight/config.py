@@ -62,10 +62,11 @@ class EgoForesightConfig:
     """EF motor-babbling steps: actions clip(U[-b, b], -1, 1)."""
     babbling_scale: PosFloat = 4.0
     """b of motor babbling (4: mostly bang-bang actions)."""
-    baseline_encoder: Literal["plain", "pool"] = "plain"
-    """Encoder of the DrQ-v2 baseline: plain (DrQ-v2's reference: conv features flattened, 32x35x35 at
-    84 px) or pool (the EF agent's AvgPool(4) + Linear(repr_dim), a like-for-like ablation). The EF agent
-    always uses pool: its agent/scene split needs the n-dim projection."""
+    baseline_encoder: Literal["plain", "pool"] = "pool"
+    """Encoder of the DrQ-v2 baseline: pool (default: the EF agent's AvgPool(4) + Linear(repr_dim), so the
+    return comparison changes one thing, the EF loss) or plain (DrQ-v2's reference encoder: conv features
+    flattened, 32x35x35 at 84 px; the variant that compares with published DrQ-v2, which also changes the
+    encoder). The EF agent always uses pool: its agent/scene split needs the n-dim projection."""
     babble_baseline: bool = False
     """Also give the DrQ-v2 baseline motor babbling (off in the paper's comparison)."""
     batch_size: PosInt = 256

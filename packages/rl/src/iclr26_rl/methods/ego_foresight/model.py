@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from iclr26_rl.data.replay import Batch
@@ -85,8 +87,12 @@ class FrameDecoder(nn.Module):
         return self.net(z[:, :, None, None])
 
 
-class EgoForesightHead(nn.Module):
-    """The EF auxiliary module (an :class:`~iclr26_rl.agents.drqv2.AuxiliaryLoss`).
+class EgoForesightHead(nn.Module, PyTorchModelHubMixin):
+    """The EF auxiliary module (an :class:`~iclr26_rl.agents.drqv2.AuxiliaryLoss`), usable on any encoder.
+
+    Inside DrQ-v2 it is the agent's ``aux`` hook (:meth:`loss` on a replay :class:`Batch`); on a user's
+    own encoder and replay, :meth:`window_loss` takes the encoder's output and plain window tensors.
+    ``save_pretrained``/``from_pretrained`` come from :class:`huggingface_hub.PyTorchModelHubMixin`.
 
     Args:
         repr_dim: n, size of the encoder output h.
@@ -121,6 +127,7 @@ class EgoForesightHead(nn.Module):
         self.frame_stack, self.horizon = frame_stack, horizon
         self.window = frame_stack + horizon
         self.aug_pad = aug_pad
+        decoder_kernels(image_size)  # one-line error for frame sizes the decoder cannot produce
         self.rollout_net = normed_mlp(agent_dim + action_dim, rollout_hidden, agent_dim)
         self.decoder = FrameDecoder(repr_dim, image_size, decoder_channels)
 
@@ -150,15 +157,62 @@ class EgoForesightHead(nn.Module):
         return frames.reshape(b, k, *frames.shape[1:])
 
     def loss(self, h: torch.Tensor, batch: Batch, shifts: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
-        """``L_ef`` for one batch; the target frame gets the same random shift as the context."""
+        """``L_ef`` for one replay :class:`Batch` (the agent's hook); see :meth:`window_loss`."""
         if batch.window_frames is None or batch.window_actions is None:
             raise ValueError("Ego-Foresight needs replay windows (sample with window = frame_stack + horizon)")
+        return self.window_loss(h, batch.window_frames, batch.window_actions, shifts)
+
+    def window_loss(
+        self,
+        h: torch.Tensor,
+        window_frames: torch.Tensor | np.ndarray,
+        window_actions: torch.Tensor | np.ndarray,
+        shifts: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, dict[str, float]]:
+        """``L_ef`` on windows from any encoder and any replay (no agent needed).
+
+        Args:
+            h: ``[B, n]`` the encoder's output on the context frames ``window_frames[:, :F]`` (with
+                gradients, so ``L_ef`` trains the encoder too).
+            window_frames: ``[B, T, 3, S, S]`` frames in ``0..255`` (uint8 or float), ``T >= F + H``:
+                ``F`` context frames, then the future ones; ``S`` is the head's ``image_size``.
+            window_actions: ``[B, T, A]``; ``window_actions[:, F + i]`` leads to frame ``F + i``.
+            shifts: ``int64 [B, 2]`` random-shift offsets the context got (the target is shifted the
+                same way, :func:`~iclr26_rl.nn.layers.random_shift`); None: no augmentation.
+
+        One ``k`` uniform in ``1..H`` per call (the reference code's). Returns ``(loss, metrics)``.
+        """
+        self._check_windows(h, window_frames, window_actions)
         f = self.frame_stack
         j = int(torch.randint(f, f + self.horizon, ()).item())
-        actions = torch.as_tensor(batch.window_actions[:, f : j + 1], device=h.device)
-        target = torch.as_tensor(batch.window_frames[:, j], device=h.device).float()
-        target, _ = random_shift(target, self.aug_pad, shifts)
+        actions = torch.as_tensor(window_actions[:, f : j + 1], device=h.device).float()
+        target = torch.as_tensor(window_frames[:, j], device=h.device).float()
+        if shifts is not None:
+            target, _ = random_shift(target, self.aug_pad, shifts)
         h_agent, h_scene = self.split(h)
         pred = self.decode(self.rollout(h_agent, actions)[:, -1], h_scene)
         loss = ((pred - target / 255.0) ** 2).flatten(1).sum(dim=1).mean()
         return loss, {"ef_loss": loss.item(), "ef_k": float(j - f + 1)}
+
+    def _check_windows(
+        self, h: torch.Tensor, frames: torch.Tensor | np.ndarray, actions: torch.Tensor | np.ndarray
+    ) -> None:
+        """One-line errors for windows the head cannot use."""
+        size = self.decoder.image_size
+        if h.ndim != 2 or h.shape[1] != self.repr_dim:
+            raise ValueError(f"h: expected [B, repr_dim={self.repr_dim}] encoder features, got {tuple(h.shape)}")
+        shape = tuple(frames.shape)
+        if len(shape) != 5 or shape[2] != 3 or shape[0] != h.shape[0]:
+            raise ValueError(f"window_frames: expected [B={h.shape[0]}, T, 3, S, S] RGB frames, got {shape}")
+        if shape[3:] != (size, size):
+            raise ValueError(
+                f"window_frames: {shape[3]}x{shape[4]} frames, this head decodes {size}x{size} "
+                "(build it with image_size=64 or 84 and resize the frames to it)"
+            )
+        if shape[1] < self.window:
+            raise ValueError(f"window_frames: {shape[1]} frames per window, need frame_stack + horizon = {self.window}")
+        if tuple(actions.shape[:2]) != shape[:2] or actions.shape[-1] != self.action_dim:
+            raise ValueError(
+                f"window_actions: expected [B, T, A] = [{shape[0]}, {shape[1]}, {self.action_dim}], "
+                f"got {tuple(actions.shape)}"
+            )

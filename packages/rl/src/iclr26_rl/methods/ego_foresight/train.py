@@ -19,11 +19,11 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from iclr26_rl.agents.drqv2 import DrQV2Agent, DrQV2Hparams
+from iclr26_rl.agents.drqv2 import DrQV2Agent, DrQV2Hparams, DrQV2Policy
 from iclr26_rl.data.replay import EpisodeReplay
 from iclr26_rl.envs.pixels import FrameStack, MujocoPixels, make_pixel_env
 from iclr26_rl.methods.ego_foresight.config import AGENTS, EgoForesightConfig
-from iclr26_rl.methods.ego_foresight.metrics import efficiency_normalised_score, mean_ci
+from iclr26_rl.methods.ego_foresight.metrics import ens_details, mean_ci
 from iclr26_rl.methods.ego_foresight.model import EgoForesightHead
 from iclr26_shared.plotting import plot_curves, plot_images
 from iclr26_shared.runs import RunDir
@@ -385,6 +385,13 @@ def train_job(
                 ncols=h,
                 title="rows: real future frames / EF reconstruction / copy-last baseline",
             )
+    extra = {
+        "env": cfg.env,
+        "seed": seed,
+        "steps": st.step,
+        "input": f"uint8 [3F, S, S] = {list(obs_shape)} stacked frames",
+    }
+    run.save_model(f"{agent_name}-seed{seed}", DrQV2Policy.from_agent(agent), extra=extra)
     env.close()
     eval_env.close()
     return result
@@ -411,13 +418,13 @@ def _aggregate(cfg: EgoForesightConfig, jobs: list[dict[str, Any]]) -> dict[str,
             "env_steps_per_s": float(np.mean([r["env_steps_per_s"] for r in rows])),
             "updates_per_s": float(np.mean([r["updates_per_s"] for r in rows])),
         }
-    mean_curves = {n: a["mean_return"] for n, a in agents.items()}
-    ens = efficiency_normalised_score(mean_curves)
-    for name, score in ens.items():
-        agents[name]["ens"] = score
-    # ENS compares algorithms where learning converges; it says nothing if no curve ever improves.
-    ens_defined = any(max(c) > c[0] for c in mean_curves.values())
-    out: dict[str, Any] = {"agents": agents, "ens_defined": ens_defined}
+    ens = ens_details({n: a["mean_return"] for n, a in agents.items()})
+    for name, score in ens["ens"].items():
+        agents[name]["ens"] = score if np.isfinite(score) else None  # JSON null: no curve learned
+    ens = {**ens, "ens": {n: agents[n]["ens"] for n in agents}}
+    ens["chance"] = ens["chance"] if np.isfinite(ens["chance"]) else None
+    # ENS compares algorithms where learning converges; it says nothing if no curve learns.
+    out: dict[str, Any] = {"agents": agents, "ens_defined": ens["defined"], "ens": ens}
     preds = [j["prediction"] for j in jobs if "prediction" in j]
     if preds:
         keys = [k for k, v in preds[0].items() if isinstance(v, float)]
