@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from iclr26_sequence_models.layers.attention import Attention, ForgettingAttention
@@ -61,8 +62,12 @@ class _Block(nn.Module):
         return h + self.mlp(self.mlp_norm(h)), new
 
 
-class SequenceModel(nn.Module):
+class SequenceModel(nn.Module, PyTorchModelHubMixin):
     """Causal LM ``ids [B, T] → logits [B, T, vocab]``.
+
+    ``save_pretrained(dir)`` / ``SequenceModel.from_pretrained(dir)`` (huggingface_hub's
+    ``PyTorchModelHubMixin``: safetensors + the ``__init__`` arguments as ``config.json``; offline from a
+    local folder).
 
     Args:
         vocab_size: Number of tokens.

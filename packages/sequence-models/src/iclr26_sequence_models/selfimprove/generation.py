@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from iclr26_sequence_models.selfimprove.models import Codec
+from iclr26_sequence_models.selfimprove.models import Codec, stop_ids
 
 __all__ = ["Rollouts", "generate_rollouts", "left_pad"]
 
@@ -20,7 +20,8 @@ class Rollouts:
     Attributes:
         sequences: ``[P·n, L]`` left-padded prompt (``prompt_len`` columns) followed by the completion.
         attention_mask: ``[P·n, L]`` 1 on real tokens.
-        completion_mask: ``[P·n, L − prompt_len]`` 1 on completion tokens up to and including the first EOS.
+        completion_mask: ``[P·n, L − prompt_len]`` 1 on completion tokens up to and including the first stop
+            token (any of the codec's ``stop_ids``).
         prompt_len: Width of the (padded) prompt block.
         texts: ``P·n`` decoded completions (up to the first EOS).
         n: Rollouts per prompt.
@@ -90,6 +91,7 @@ def generate_rollouts(
                 f"it exceeds the model context of {context}"
             )
     device = next(model.parameters()).device
+    stops = sorted(stop_ids(codec))
     ids, mask = left_pad([r for r in encoded for _ in range(n)], codec.pad_id)
     ids, mask = ids.to(device), mask.to(device)
     was_training = model.training
@@ -106,7 +108,7 @@ def generate_rollouts(
             attention_mask=mask,
             max_new_tokens=max_new_tokens,
             pad_token_id=codec.pad_id,
-            eos_token_id=codec.eos_id,
+            eos_token_id=stops if len(stops) > 1 else stops[0],
             use_cache=True,
             **kwargs,
         )
@@ -115,7 +117,7 @@ def generate_rollouts(
     completion = out[:, prompt_len:]
     if completion.shape[1] == 0:
         raise ValueError("generate_rollouts: the model generated no tokens")
-    is_eos = completion == codec.eos_id
+    is_eos = torch.isin(completion, torch.tensor(stops, device=completion.device))
     after_eos = (is_eos.long().cumsum(-1) - is_eos.long()) > 0  # strictly after the first EOS
     comp_mask = (~after_eos).long()
     completion = completion.masked_fill(after_eos, codec.pad_id)
@@ -123,7 +125,7 @@ def generate_rollouts(
     attention = torch.cat([mask, comp_mask], dim=1)
     texts = []
     for row, m in zip(completion.tolist(), comp_mask.tolist(), strict=True):
-        toks = [t for t, keep in zip(row, m, strict=True) if keep and t != codec.eos_id]
+        toks = [t for t, keep in zip(row, m, strict=True) if keep and t not in stops]
         texts.append(codec.decode(toks))
     return Rollouts(sequences, attention, comp_mask, prompt_len, texts, n)
 

@@ -15,6 +15,7 @@ transformers is imported inside the functions, so importing this package stays l
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,7 +23,17 @@ import torch
 
 from iclr26_shared.errors import DataError
 
-__all__ = ["CharCodec", "Codec", "HFCodec", "load_smollm2", "smollm2_dir", "tiny_llama"]
+__all__ = [
+    "CharCodec",
+    "Codec",
+    "HFCodec",
+    "as_codec",
+    "disable_dropout",
+    "load_smollm2",
+    "smollm2_dir",
+    "stop_ids",
+    "tiny_llama",
+]
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -32,6 +43,7 @@ class Codec(Protocol):
 
     pad_id: int
     eos_id: int
+    """The end-of-sequence id appended to supervised targets and DPO completions."""
 
     def encode_prompt(self, prompt: str) -> list[int]:
         """The ids the model is conditioned on (chat template applied where the model has one)."""
@@ -44,6 +56,13 @@ class Codec(Protocol):
     def decode(self, ids: list[int]) -> str:
         """Completion ids → text (special tokens dropped)."""
         ...
+
+
+def stop_ids(codec: Any) -> frozenset[int]:
+    """The ids that end a completion: ``codec.stop_ids`` when the codec has it (e.g. Llama-3's ``<|eot_id|>``
+    beside ``<|end_of_text|>``), else ``{codec.eos_id}``."""
+    ids = getattr(codec, "stop_ids", None)
+    return frozenset(int(i) for i in ids) if ids else frozenset({int(codec.eos_id)})
 
 
 class CharCodec:
@@ -78,9 +97,15 @@ class CharCodec:
 
 class HFCodec:
     """A Hugging Face tokenizer; ``chat=True`` wraps each prompt in the model's chat template as one user
-    turn with the generation prompt appended."""
+    turn with the generation prompt appended.
 
-    def __init__(self, tokenizer: Any, *, chat: bool = True) -> None:
+    ``stop_ids``: every id that ends a completion (generation stops on any of them and the completion mask
+    ends there). Default: the tokenizer's ``eos_token_id`` plus, when ``model`` is given, every id of its
+    ``generation_config.eos_token_id`` (a list for Llama-3: ``<|end_of_text|>`` and ``<|eot_id|>``)."""
+
+    def __init__(
+        self, tokenizer: Any, *, chat: bool = True, model: Any = None, stop_ids: Sequence[int] | None = None
+    ) -> None:
         self.tokenizer = tokenizer
         self.chat = chat
         eos = tokenizer.eos_token_id
@@ -89,6 +114,11 @@ class HFCodec:
         self.eos_id = int(eos)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else self.eos_id
+        stops = {self.eos_id, *(int(i) for i in (stop_ids or ()))}
+        gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        if gen_eos is not None:
+            stops |= {int(i) for i in (gen_eos if isinstance(gen_eos, list | tuple) else [gen_eos])}
+        self.stop_ids = frozenset(stops)
 
     def encode_prompt(self, prompt: str) -> list[int]:
         if self.chat:
@@ -105,6 +135,31 @@ class HFCodec:
 
     def decode(self, ids: list[int]) -> str:
         return str(self.tokenizer.decode(ids, skip_special_tokens=True))
+
+
+def as_codec(tokenizer: Any, *, chat: bool | None = None, model: Any = None) -> Codec:
+    """``tokenizer`` as a :class:`Codec`: a codec is returned as is; a Hugging Face tokenizer is wrapped in
+    :class:`HFCodec` (``chat``: apply its chat template; default: when it has one)."""
+    if hasattr(tokenizer, "encode_prompt") and hasattr(tokenizer, "decode"):
+        return tokenizer
+    if not hasattr(tokenizer, "eos_token_id"):
+        raise TypeError(f"as_codec: expected a Codec or a Hugging Face tokenizer, got {type(tokenizer).__name__}")
+    use_chat = bool(getattr(tokenizer, "chat_template", None)) if chat is None else chat
+    return HFCodec(tokenizer, chat=use_chat, model=model)
+
+
+def disable_dropout(model: torch.nn.Module) -> torch.nn.Module:
+    """Set ``p = 0`` in every ``nn.Dropout`` of ``model`` and zero its config's dropout rates (TRL's
+    ``disable_dropout_in_model``, on by default in GRPOTrainer and DPOTrainer): with dropout on, the GRPO ratio
+    is not 1 on-policy and DPO's policy and reference log-probs differ at step 0. Returns ``model``."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    cfg = getattr(model, "config", None)
+    for name in ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop"):
+        if cfg is not None and isinstance(getattr(cfg, name, None), float):
+            setattr(cfg, name, 0.0)
+    return model
 
 
 def tiny_llama(

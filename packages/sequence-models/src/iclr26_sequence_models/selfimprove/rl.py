@@ -116,13 +116,16 @@ class RestrainSettings:
 @dataclass(frozen=True)
 class GroupTargets:
     """What one prompt's loss needs: ``advantages [m, n]`` and candidate ``weights [m]`` (summing to 1),
-    plus diagnostics (was the group penalised, its majority answer and vote share)."""
+    plus diagnostics (was the group penalised, its majority answer and vote share, and ``minority_weight``:
+    the pseudo-label weight on candidates with fewer votes than the majority, where pseudo-label weighting
+    acts beyond TTRL's tie-splitting)."""
 
     advantages: torch.Tensor
     weights: torch.Tensor
     penalised: bool
     majority: str | None
     majority_share: float
+    minority_weight: float = 0.0
 
 
 def restrain_targets(answers: Sequence[str | None], s: RestrainSettings, adv_eps: float = 1e-4) -> GroupTargets:
@@ -142,9 +145,10 @@ def restrain_targets(answers: Sequence[str | None], s: RestrainSettings, adv_eps
         return GroupTargets(torch.zeros(1, n), torch.ones(1), False, None, 0.0)
     rewards = torch.tensor([[1.0 if a == c else 0.0 for a in answers] for c in v.candidates])
     weights = torch.tensor(pseudo_label_weights(v.shares, s.k, s.sigma))
+    minority = float(sum(float(w) for w, c in zip(weights, v.counts, strict=True) if c < v.majority_count))
     keep = weights > 0
     return GroupTargets(
-        group_advantages(rewards[keep], adv_eps), weights[keep], False, v.majority, v.majority_count / n
+        group_advantages(rewards[keep], adv_eps), weights[keep], False, v.majority, v.majority_count / n, minority
     )
 
 
@@ -167,12 +171,31 @@ def token_logprobs(
     prompt_len: int,
     *,
     temperature: float = 1.0,
+    micro_batch: int = 0,
 ) -> torch.Tensor:
     """``log π(o_t | x, o_<t)`` of every completion token: ``[B, L]`` left-padded prompt + completion in,
     ``[B, L − prompt_len]`` out. Position ids follow the attention mask (as in generation), so left padding
-    does not shift positions; logits are divided by the sampling temperature (as TRL does)."""
+    does not shift positions; logits are divided by the sampling temperature (as TRL does).
+
+    ``micro_batch > 0`` runs the model on that many rows at a time (the fp32 ``[rows, T, V]`` logits of one
+    chunk only are alive at once; with grad the chunks' graphs all stay until backward, so a training pass
+    micro-batches by calling this per chunk and backpropagating each). The result equals the one-pass one
+    up to float rounding of the batched matmuls."""
     if prompt_len < 1 or prompt_len >= sequences.shape[1]:
         raise ValueError(f"token_logprobs: prompt_len {prompt_len} must be in [1, {sequences.shape[1] - 1}]")
+    if micro_batch > 0 and sequences.shape[0] > micro_batch:
+        return torch.cat(
+            [
+                token_logprobs(
+                    model,
+                    sequences[i : i + micro_batch],
+                    attention_mask[i : i + micro_batch],
+                    prompt_len,
+                    temperature=temperature,
+                )
+                for i in range(0, sequences.shape[0], micro_batch)
+            ]
+        )
     position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
     out = model(input_ids=sequences, attention_mask=attention_mask, position_ids=position_ids)
     logits = out.logits[:, prompt_len - 1 : -1].float() / temperature

@@ -27,7 +27,9 @@ import torch.nn.functional as F
 from iclr26_shared.errors import DataError
 
 __all__ = [
+    "MINILM_PARAMS",
     "DistanceMode",
+    "MinSamplesSemantics",
     "Pair",
     "dpo_loss",
     "embed_texts",
@@ -38,6 +40,11 @@ __all__ = [
 ]
 
 DistanceMode = Literal["cosine", "official_quirk"]
+#: What HDBSCAN's ``min_samples`` counts: ``"hdbscan"`` (the package the official code uses: neighbours
+#: besides the point) or ``"sklearn"`` (scikit-learn's: the point itself included).
+MinSamplesSemantics = Literal["hdbscan", "sklearn"]
+#: Parameters of all-MiniLM-L6-v2 (the embedder; the cost claim compares the judge's size with it).
+MINILM_PARAMS = 22_713_216
 
 
 def minilm_dir() -> Path:
@@ -73,10 +80,17 @@ def largest_cluster(
     min_cluster_size: int = 5,
     min_samples: int = 2,
     distance: DistanceMode = "cosine",
+    min_samples_semantics: MinSamplesSemantics = "hdbscan",
 ) -> np.ndarray:
     """Indices of the largest HDBSCAN cluster of the rows of ``emb`` ``[N, d]`` (unit norm), empty when
-    HDBSCAN finds only noise or ``N < min_cluster_size``. ``HDBSCAN(metric='precomputed',
-    min_cluster_size, min_samples, allow_single_cluster=True)`` as in the official code (scikit-learn's)."""
+    HDBSCAN finds only noise or ``N < min_cluster_size``.
+
+    ``HDBSCAN(metric='precomputed', min_cluster_size, min_samples, allow_single_cluster=True)`` as in the
+    official code, which uses the ``hdbscan`` package: there the core distance of a point is the distance to
+    its ``min_samples``-th neighbour *besides itself*; scikit-learn's ``min_samples`` counts the point, so
+    the official setting is scikit-learn's ``min_samples + 1`` (``min_samples_semantics="hdbscan"``, the
+    default; ``"sklearn"`` passes it unchanged). Among equal-size largest clusters the last (highest label)
+    wins, as in the official code (:func:`_largest_label`)."""
     from sklearn.cluster import HDBSCAN
 
     n = emb.shape[0]
@@ -92,7 +106,7 @@ def largest_cluster(
         HDBSCAN(
             metric="precomputed",
             min_cluster_size=min_cluster_size,
-            min_samples=min_samples,
+            min_samples=min(n, min_samples + 1 if min_samples_semantics == "hdbscan" else min_samples),
             allow_single_cluster=True,
             copy=True,  # pyright: ignore[reportArgumentType]  (sklearn >= 1.6 stub types it as str)
         )
@@ -102,8 +116,13 @@ def largest_cluster(
     valid = labels[labels >= 0]
     if valid.size == 0:
         return np.zeros(0, dtype=np.int64)
-    top = np.bincount(valid).argmax()
-    return np.flatnonzero(labels == top)
+    return np.flatnonzero(labels == _largest_label(valid))
+
+
+def _largest_label(valid: np.ndarray) -> int:
+    """The most frequent cluster label; among equal counts the last (highest) label, as the official code."""
+    counts = np.bincount(valid)
+    return int(np.flatnonzero(counts == counts.max())[-1])
 
 
 def semantic_scores(emb: np.ndarray, members: np.ndarray) -> np.ndarray:
@@ -136,6 +155,7 @@ def semantic_vote_pair(
     filter_length: int = 5,
     distance: DistanceMode = "cosine",
     clustering: bool = True,
+    min_samples_semantics: MinSamplesSemantics = "hdbscan",
 ) -> Pair | None:
     """Semantic Voting's pair for one prompt: drop invalid candidates (None, empty or non-ASCII), keep the
     largest cluster (``clustering=False``: all valid candidates, the docker service's ``'whole'``), take the
@@ -148,7 +168,11 @@ def semantic_vote_pair(
         return None
     if clustering:
         local = largest_cluster(
-            emb[valid], min_cluster_size=min_cluster_size, min_samples=min_samples, distance=distance
+            emb[valid],
+            min_cluster_size=min_cluster_size,
+            min_samples=min_samples,
+            distance=distance,
+            min_samples_semantics=min_samples_semantics,
         )
         if local.size < min_cluster_size:
             return None

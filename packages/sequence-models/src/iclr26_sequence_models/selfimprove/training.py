@@ -87,8 +87,10 @@ def evaluate_samples(
     chunk: int = 64,
 ) -> dict[str, float]:
     """Sampled evaluation: ``pass@1`` (mean score over ``samples`` samples per prompt), ``maj@samples``
-    (score of the majority-vote answer) and ``parse_rate``. ``score(i, answer)`` grades prompt ``i``'s answer."""
+    (score of the majority-vote answer), ``parse_rate`` and ``pass@1_se`` (standard error over prompts).
+    ``score(i, answer)`` grades prompt ``i``'s answer."""
     total = maj = parsed = 0.0
+    per_prompt: list[float] = []
     for start in range(0, len(prompts), chunk):
         part = list(prompts[start : start + chunk])
         roll = generate_rollouts(
@@ -97,9 +99,19 @@ def evaluate_samples(
         answers = [extract(t) for t in roll.texts]
         for p in range(len(part)):
             group = answers[roll.group(p)]
-            total += sum(score(start + p, a) if a is not None else 0.0 for a in group)
+            got = sum(score(start + p, a) if a is not None else 0.0 for a in group)
+            total += got
+            per_prompt.append(got / samples)
             parsed += sum(a is not None for a in group)
             top = vote_stats(group).majority
             maj += score(start + p, top) if top is not None else 0.0
     n = len(prompts)
-    return {"pass@1": total / (n * samples), f"maj@{samples}": maj / n, "parse_rate": parsed / (n * samples)}
+    mean = total / (n * samples)
+    var = sum((x - mean) ** 2 for x in per_prompt) / max(1, n - 1)
+    return {
+        "pass@1": mean,
+        # standard error of pass@1 over prompts (each prompt's mean over its samples): the single-run noise
+        "pass@1_se": (var / n) ** 0.5,
+        f"maj@{samples}": maj / n,
+        "parse_rate": parsed / (n * samples),
+    }

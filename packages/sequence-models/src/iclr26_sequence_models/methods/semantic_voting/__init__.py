@@ -3,8 +3,9 @@ ICLR 2026, arXiv 2509.23067): config, spec, policy builder, training and claims 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_sequence_models.methods.semantic_voting.claims import claims, report
@@ -13,18 +14,15 @@ if TYPE_CHECKING:
     from iclr26_sequence_models.methods.semantic_voting.train import run
 
 _EXPORTS: dict[str, str] = {
-    "SPEC": "spec",
-    "PRESETS": "config",
-    "SemanticVotingConfig": "config",
-    "run": "train",
-    "claims": "claims",
-    "report": "claims",
+    "SPEC": "iclr26_sequence_models.methods.semantic_voting.spec",
+    "PRESETS": "iclr26_sequence_models.methods.semantic_voting.config",
+    "SemanticVotingConfig": "iclr26_sequence_models.methods.semantic_voting.config",
+    "run": "iclr26_sequence_models.methods.semantic_voting.train",
+    "claims": "iclr26_sequence_models.methods.semantic_voting.claims",
+    "report": "iclr26_sequence_models.methods.semantic_voting.claims",
 }
 
 __all__ = ["PRESETS", "SPEC", "SemanticVotingConfig", "claims", "report", "run"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

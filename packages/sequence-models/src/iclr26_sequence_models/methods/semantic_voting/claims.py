@@ -8,15 +8,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
 __all__ = ["COST_FRACTION", "FLIP_MARGIN", "GOLD_MARGIN", "WIN_MARGIN", "claims", "report"]
 
 #: chrF by which Semantic Voting must beat a reference (a tie, e.g. no pairs at all, is no improvement).
-WIN_MARGIN = 0.005
-#: chrF the flipped-pairs control must lose against the base model to count as a degradation.
-FLIP_MARGIN = 0.01
+#: The standard error of a 256-item test chrF is ``chrf_se`` in results.json (the per-item spread over
+#: sqrt(n)); at the quick preset's spread it is about 0.01, so 0.02 is about two of them.
+WIN_MARGIN = 0.02
+#: chrF the flipped-pairs control must lose against DPO on random pairs (same prompts, same count) to count
+#: as a degradation: against random pairs, not the base, so that generic DPO damage cannot pass it.
+FLIP_MARGIN = 0.02
 #: chrF by which DPO on gold pairs must beat DPO on random pairs of the same prompts (the controlled check).
-GOLD_MARGIN = 0.01
+GOLD_MARGIN = 0.02
 #: "A small fraction": SV's pair construction must cost at most this share of self-judging's per item.
 COST_FRACTION = 0.5
 
@@ -49,15 +53,16 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 "(main tables)",
             )
         )
-        others = [float(x) for x in (c["sj"], c["em"]) if x is not None]
-        if others:
+        # Self-judging is not a baseline of this claim at the tiny scale: the 0.2M-parameter policy was never
+        # trained to judge (its yes/no scores barely separate right from wrong, README), so a win over it says
+        # nothing about self-evaluation; SJ stays in the tables. The claim compares with entropy minimisation.
+        if c["em"] is not None:
             out.append(
                 Claim(
-                    claim="Semantic Voting beats the best of the self-evaluation baselines (self-judging, entropy "
-                    f"minimisation) that ran, by >= {WIN_MARGIN}",
-                    metric="test chrF (baseline: best of SJ, EM)",
+                    claim=f"Semantic Voting beats the entropy-minimisation baseline by >= {WIN_MARGIN}",
+                    metric="test chrF (baseline: EM)",
                     ours=c["sv"],
-                    baseline=max(others),
+                    baseline=float(c["em"]),
                     better="higher",
                     margin=WIN_MARGIN,
                     chance=chance,
@@ -79,20 +84,26 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 paper="not in the paper: the controlled check of this workspace (labelled pairs vs no signal)",
             )
         )
-    if c["flipped"] is not None:
+    if c["flipped"] is not None and c["random"] is not None:
         out.append(
             Claim(
-                claim="control: DPO on flipped Semantic Voting pairs degrades the reference metric below the base "
-                f"model by >= {FLIP_MARGIN} (the vote carries signal)",
-                metric="test chrF (lower is the claimed direction; baseline: base model)",
+                claim="control: DPO on flipped Semantic Voting pairs ends below DPO on random pairs of the same "
+                f"prompts by >= {FLIP_MARGIN} (the vote carries signal beyond what any DPO does)",
+                metric="test chrF (lower is the claimed direction; baseline: random pairs)",
                 ours=c["flipped"],
-                baseline=base,
+                baseline=float(c["random"]),
                 better="lower",
                 margin=FLIP_MARGIN,
                 paper="flipped pairs degrade the model (ablation)",
             )
         )
-    if c["sv"] is not None and c["sj"] is not None:
+    # The paper's cost claim is about a judge at least as large as the embedder (1B-8B LLMs vs a 110M
+    # encoder); with the 0.2M tiny judge against the 22M MiniLM it cannot be measured in that regime, so it is
+    # only claimed when the run's judge has at least the embedder's parameters (bench_selfimprove measures
+    # SmolLM2-135M as the judge: 70x Semantic Voting's cost per item, README).
+    params = results.get("params", {})
+    paper_regime = params.get("judge", 0) >= params.get("embedder", float("inf"))
+    if c["sv"] is not None and c["sj"] is not None and paper_regime:
         sv = results["variants"]["sv"]["pair_seconds_per_item"]
         sj = results["variants"]["sj"]["pair_seconds_per_item"]
         out.append(
@@ -114,10 +125,39 @@ def report(results: Mapping[str, Any]) -> str:
     """Markdown: test chrF / exact match per variant, pairs and their quality, pair-construction cost."""
     s = results["settings"]
     b = results["base"]
-    lines = [
-        f"## {s['task']}: N = {s['samples']} samples x {s['n_train']} prompts, HDBSCAN distance {s['distance']}, "
-        f"DPO beta {s['dpo_beta']}, lr {s['lr']}, {s['epochs']} epochs",
-        "",
+    rows: list[list[Any]] = []
+    for v, r in results["variants"].items():
+        f = r["final"]
+        pool = f"{r['pool_size']:.1f} ({r['pool_distinct']:.1f})" if "pool_size" in r else "-"
+        cr = f"{r['chosen_chrf']:.3f} / {r['rejected_chrf']:.3f}" if "chosen_chrf" in r else "-"
+        se = f"{f['chrf_se']:.4f}" if "chrf_se" in f else "-"
+        rows.append(
+            [
+                v,
+                f"{f['chrf']:.4f}",
+                se,
+                f"{f['exact']:.4f}",
+                r["pairs"],
+                f"{r['chosen_exact']:.3f}",
+                f"{r['rejected_exact']:.3f}",
+                cr,
+                pool,
+                f"{r['pair_seconds_per_item']:.4f}",
+            ]
+        )
+    headers = [
+        "run",
+        "chrF",
+        "chrF s.e.",
+        "exact",
+        "pairs",
+        "chosen right",
+        "rejected right",
+        "chosen / rejected chrF",
+        "pool (distinct)",
+        "pair s/item",
+    ]
+    head = (
         f"Base: chrF {b['final']['chrf']:.4f}, exact {b['final']['exact']:.4f}; "
         f"{b['sample_exact']:.3f} of the sampled candidates are exactly right"
         + (
@@ -126,19 +166,10 @@ def report(results: Mapping[str, Any]) -> str:
             if "distinct_per_prompt" in b
             else ""
         )
-        + f"; no-skill chrF (another item's answer) {results['chance_chrf']:.4f}.",
-        "",
-        "| run | chrF | exact | pairs | chosen right | rejected right | chosen / rejected chrF | pool (distinct) "
-        "| pair s/item |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for v, r in results["variants"].items():
-        f = r["final"]
-        pool = f"{r['pool_size']:.1f} ({r['pool_distinct']:.1f})" if "pool_size" in r else "-"
-        cr = f"{r['chosen_chrf']:.3f} / {r['rejected_chrf']:.3f}" if "chosen_chrf" in r else "-"
-        lines.append(
-            f"| {v} | {f['chrf']:.4f} | {f['exact']:.4f} | {r['pairs']} | {r['chosen_exact']:.3f} | "
-            f"{r['rejected_exact']:.3f} | {cr} | {pool} | {r['pair_seconds_per_item']:.4f} |"
-        )
-    lines.append("")
-    return "\n".join(lines)
+        + f"; no-skill chrF (another item's answer) {results['chance_chrf']:.4f}."
+    )
+    title = (
+        f"## {s['task']}: N = {s['samples']} samples x {s['n_train']} prompts, HDBSCAN distance {s['distance']}, "
+        f"DPO beta {s['dpo_beta']}, lr {s['lr']}, {s['epochs']} epochs"
+    )
+    return "\n".join([title, "", head, "", markdown_table(headers, rows), ""])

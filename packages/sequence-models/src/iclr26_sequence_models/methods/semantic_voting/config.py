@@ -74,7 +74,11 @@ class SemanticVotingConfig:
     min_cluster_size: Annotated[int, at.Ge(2)] = 5
     """HDBSCAN min_cluster_size (paper: 5)."""
     min_samples: PosInt = 2
-    """HDBSCAN min_samples (paper: 2)."""
+    """HDBSCAN min_samples (paper and official code: 2, in the ``hdbscan`` package's meaning)."""
+    min_samples_semantics: Literal["hdbscan", "sklearn"] = "hdbscan"
+    """What ``min_samples`` counts. ``hdbscan`` (official): neighbours besides the point itself (the
+    ``hdbscan`` package the official code uses), passed to scikit-learn's HDBSCAN as ``min_samples + 1``;
+    ``sklearn``: scikit-learn's meaning, the point included (what this code did before issue 35)."""
     filter_length: PosInt = 5
     """Skip a prompt with fewer valid candidates (paper: 5)."""
     dpo_beta: PosFloat = 0.4
@@ -88,7 +92,13 @@ class SemanticVotingConfig:
     batch_size: PosInt = 8
     """DPO pairs per step (paper: 4 per device)."""
     warmup: UnitFloat = 0.1
-    """Warm-up fraction of the cosine schedule (paper: 0.1)."""
+    """Warm-up fraction of the cosine schedule, linear from 0 (paper: 0.1)."""
+    logprob_batch: NonNegInt = 0
+    """Pairs per forward of the reference log-prob pass over all pairs (0: all at once); set it so a real
+    model's fp32 logits fit in memory."""
+    disable_dropout: bool = True
+    """Switch the policy's dropout off during DPO (TRL's DPOTrainer default), so policy and reference
+    log-probs agree at step 0."""
 
     def __post_init__(self) -> None:
         validate(self)

@@ -30,9 +30,9 @@ import torch
 from iclr26_sequence_models.methods.semantic_voting.config import SemanticVotingConfig
 from iclr26_sequence_models.methods.semantic_voting.model import build_base
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts, pack_completions
-from iclr26_sequence_models.selfimprove.models import CharCodec
+from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, disable_dropout
 from iclr26_sequence_models.selfimprove.rl import token_logprobs
-from iclr26_sequence_models.selfimprove.semantic import dpo_loss, embed_texts, semantic_vote_pair
+from iclr26_sequence_models.selfimprove.semantic import MINILM_PARAMS, dpo_loss, embed_texts, semantic_vote_pair
 from iclr26_sequence_models.selfimprove.tasks import TextItem, best_chrf
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
@@ -44,7 +44,8 @@ PairList = list[tuple[str, str, str]]  # (prompt, chosen, rejected)
 
 @torch.no_grad()
 def evaluate(model: Any, codec: CharCodec, items: Sequence[TextItem], cfg: SemanticVotingConfig) -> dict[str, float]:
-    """Greedy decoding; mean (multi-reference) chrF and exact match against each item's correct references."""
+    """Greedy decoding; mean (multi-reference) chrF, its standard error over items (``chrf_se``) and exact match
+    against each item's correct references."""
     scores, exact = [], []
     for start in range(0, len(items), 128):
         part = items[start : start + 128]
@@ -54,7 +55,8 @@ def evaluate(model: Any, codec: CharCodec, items: Sequence[TextItem], cfg: Seman
         for it, text in zip(part, roll.texts, strict=True):
             scores.append(best_chrf(text.strip(), it.references))
             exact.append(float(text.strip() in it.references))
-    return {"chrf": float(np.mean(scores)), "exact": float(np.mean(exact))}
+    se = float(np.std(scores, ddof=1) / math.sqrt(len(scores))) if len(scores) > 1 else float("nan")
+    return {"chrf": float(np.mean(scores)), "chrf_se": se, "exact": float(np.mean(exact))}
 
 
 @torch.no_grad()
@@ -79,10 +81,13 @@ def sample_candidates(
     return out
 
 
-def _seq_logps(model: Any, codec: CharCodec, prompts: list[str], comps: list[str], mean: bool) -> torch.Tensor:
+def _seq_logps(
+    model: Any, codec: Codec, prompts: list[str], comps: list[str], mean: bool, micro_batch: int = 0
+) -> torch.Tensor:
+    """``[B]`` sum (or mean, ``mean=True``) of each completion's token log-probs (its EOS included)."""
     device = next(model.parameters()).device
     seq, att, cmask, plen = pack_completions(codec, prompts, comps, device)
-    lp = token_logprobs(model, seq, att, plen) * cmask
+    lp = token_logprobs(model, seq, att, plen, micro_batch=micro_batch) * cmask
     total = lp.sum(-1)
     return total / cmask.sum(-1) if mean else total
 
@@ -151,6 +156,7 @@ def build_pairs(
                     emb[p],
                     min_cluster_size=cfg.min_cluster_size,
                     min_samples=cfg.min_samples,
+                    min_samples_semantics=cfg.min_samples_semantics,
                     filter_length=cfg.filter_length,
                     distance=cfg.distance,
                     clustering=clustering,
@@ -207,10 +213,14 @@ def dpo_train(
     step_offset: int = 0,
 ) -> tuple[Any, list[float]]:
     """DPO from ``base`` (also the frozen reference) over ``pairs`` for ``epochs`` epochs, AdamW with linear
-    warm-up then cosine decay; returns the policy and its loss per step."""
+    warm-up from 0 then cosine decay (``warmup`` of the steps); dropout off in the policy unless
+    ``cfg.disable_dropout`` is False (TRL's DPOTrainer default); reference log-probs in chunks of
+    ``cfg.logprob_batch`` pairs. Returns the policy and its loss per step."""
     policy = copy.deepcopy(base)
     for p in policy.parameters():
         p.requires_grad_(True)
+    if cfg.disable_dropout:
+        disable_dropout(policy)
     if not pairs:
         return policy, []
     net = dist.wrap(policy)
@@ -222,8 +232,12 @@ def dpo_train(
         opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, total - warm)))
     )
     with torch.no_grad():
-        ref_c = _seq_logps(base, codec, [p for p, _, _ in pairs], [c for _, c, _ in pairs], mean=False)
-        ref_r = _seq_logps(base, codec, [p for p, _, _ in pairs], [r for _, _, r in pairs], mean=False)
+        was_training = base.training
+        base.eval()
+        mb = cfg.logprob_batch
+        ref_c = _seq_logps(base, codec, [p for p, _, _ in pairs], [c for _, c, _ in pairs], False, mb)
+        ref_r = _seq_logps(base, codec, [p for p, _, _ in pairs], [r for _, _, r in pairs], False, mb)
+        base.train(was_training)
     gen = torch.Generator().manual_seed(seed)
     losses: list[float] = []
     policy.train()
@@ -282,6 +296,16 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
             pairs, seconds = build_pairs(variant, base, codec, prompts, cands, cfg, sv_cache, ref_of, run_dir.seed + 3)
             torch.manual_seed(run_dir.seed)
             policy, losses = dpo_train(base, codec, pairs, cfg, run_dir.seed, run_dir.dist, run_dir, variant, offset)
+            run_dir.save_model(
+                variant,
+                policy,
+                extra={
+                    "variant": variant,
+                    "codec": "CharCodec",
+                    "alphabet": codec.alphabet,
+                    "input": "token ids [B, T] (BOS + prompt + completion), Llama causal LM",
+                },
+            )
             stats = sv_cache.get("whole_stats" if variant == "sv_whole" else "sv_stats", {})
             done[variant] = {
                 **(stats if variant in ("sv", "flipped", "sv_whole") else {}),
@@ -313,6 +337,8 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
         },
         "variants": {v: done[v] for v in cfg.variants},
         "chance_chrf": chance,
+        # the cost claim's regime: the judge (the policy itself) against the embedder (all-MiniLM-L6-v2)
+        "params": {"judge": sum(p.numel() for p in base.parameters()), "embedder": MINILM_PARAMS},
         "settings": {
             "task": task.description,
             "samples": cfg.samples,
