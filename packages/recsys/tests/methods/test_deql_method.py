@@ -268,3 +268,22 @@ def test_cli_bad_input_exits_2(tmp_path):
     args = ["deql", "--preset", "smoke", "--device", "cpu", "--dataset", "ml-1m", "--data-path", str(missing)]
     res = run_cli(cli.main, [*args, "--out-dir", str(tmp_path), "--quiet"])
     assert res.code == 2 and "file not found" in res.err
+
+
+def _dry_run(preset: str) -> dict:
+    from iclr26_shared.dryrun import dry_run
+
+    return dry_run(SPEC, SPEC.preset(preset), "cpu")
+
+
+def test_dry_run_smoke_fits_the_preset_at_its_real_size():
+    out = _dry_run("smoke")
+    n = out["items"]
+    assert n == 351 and out["parameters"] == n * n and np.isfinite(out["train_loss"]) and out["train_loss"] > 0
+    assert 0 <= out["eval_recall@20"] <= 1
+
+
+@pytest.mark.slow
+def test_dry_run_full():
+    out = _dry_run("full")
+    assert out["parameters"] == out["items"] ** 2 and out["items"] > 1000

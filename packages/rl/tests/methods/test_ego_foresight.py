@@ -349,3 +349,69 @@ def test_resume_is_bit_for_bit(tmp_path: Path) -> None:
     resumed = SPEC.run(cfg, run)
     assert resumed["jobs"][0]["eval_returns"] == clean["jobs"][0]["eval_returns"]
     assert resumed["prediction"]["ef_agent_mse"] == clean["prediction"]["ef_agent_mse"]
+
+
+def _dry_run(preset: str) -> dict:
+    from iclr26_shared.dryrun import dry_run
+
+    return dry_run(SPEC, SPEC.preset(preset), "cpu")
+
+
+def test_dry_run_smoke_builds_both_agents_and_steps() -> None:
+    """Parameter count of both agents equals building them by hand; one step each gives finite losses."""
+    from iclr26_rl.methods.ego_foresight.train import build_agent
+
+    out = _dry_run("smoke")
+    cfg = PRESETS["smoke"]
+    expect = 0
+    for name in cfg.agents:
+        a = build_agent(cfg, name, (3 * cfg.frame_stack, cfg.image_size, cfg.image_size), 2, torch.device("cpu"))
+        nets = [a.encoder, a.actor, a.critic, *(() if a.aux is None else (a.aux,))]
+        expect += sum(p.numel() for m in nets for p in m.parameters())
+    assert out["parameters"] == expect and np.isfinite(out["train_loss"])
+    assert out["drqv2-ef/train_loss"] > out["drqv2/train_loss"] > 0  # the EF agent adds the EF loss
+
+
+@pytest.mark.slow
+def test_dry_run_full() -> None:
+    out = _dry_run("full")
+    assert out["parameters"] > 1_000_000 and np.isfinite(out["train_loss"])
+
+
+def test_window_loss_on_a_users_own_encoder_equals_the_agent_hook() -> None:
+    """window_loss on plain tensors (any encoder, any replay) is the agent's Batch loss; it trains the
+    user's encoder; windows the head cannot use give one-line errors."""
+    head = _head().train()
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 255, (2, 6, 3, 64, 64), dtype=np.uint8)
+    acts = rng.uniform(-1, 1, (2, 6, 2)).astype(np.float32)
+    proj = torch.nn.Linear(2 * 3 * 64 * 64, 40)
+    h = proj(torch.as_tensor(frames[:, :2]).float().flatten(1) / 255)
+    batch = Batch(
+        obs=frames[:, :2].reshape(2, 6, 64, 64),
+        action=acts[:, 2],
+        reward=np.zeros((2, 1), np.float32),
+        discount=np.ones((2, 1), np.float32),
+        next_obs=frames[:, :2].reshape(2, 6, 64, 64),
+        window_frames=frames,
+        window_actions=acts,
+    )
+    shifts = torch.zeros(2, 2, dtype=torch.long)
+    torch.manual_seed(3)
+    via_batch, _ = head.loss(h, batch, shifts)
+    torch.manual_seed(3)
+    own, metrics = head.window_loss(h, torch.as_tensor(frames), torch.as_tensor(acts), shifts)
+    assert torch.equal(own, via_batch) and 1 <= metrics["ef_k"] <= 4
+    own.backward()
+    assert proj.weight.grad is not None and proj.weight.grad.abs().sum() > 0
+    bad = [
+        (frames[:, :, :, :48, :48], acts, "48x48 frames, this head decodes 64x64"),
+        (frames[:, :5], acts[:, :5], "need frame_stack \\+ horizon = 6"),
+        (frames, acts[:, :, :1], "window_actions"),
+    ]
+    for f, a, match in bad:
+        with pytest.raises(ValueError, match=match) as err:
+            head.window_loss(h, f, a)
+        assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="64x64 and 84x84"):
+        EgoForesightHead(40, 6, 2, 2, 4, image_size=70)

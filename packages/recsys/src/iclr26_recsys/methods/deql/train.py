@@ -32,7 +32,7 @@ from iclr26_recsys.methods.deql.model import FAMILIES, METRICS, gd_check, settin
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
 
-__all__ = ["SEED_STRIDE", "load_data", "make_split", "run", "split_seed"]
+__all__ = ["SEED_STRIDE", "dry_run", "load_data", "make_split", "run", "split_seed"]
 
 
 def load_data(cfg: DEQLConfig) -> pd.DataFrame:
@@ -162,4 +162,34 @@ def run(cfg: DEQLConfig, run: RunDir) -> dict[str, Any]:
         **agg,
         "gd_check": gd,
         "sweep_seconds": sweep_seconds,
+    }
+
+
+def dry_run(cfg: DEQLConfig, device: Any) -> dict[str, Any]:
+    """``--dry-run``: the preset's data and one DEQL closed-form fit at its real size (every item), then
+    its DEQL objective on 2 training users (``train_loss``: the objective with its λ‖B‖² term, halved) and
+    an evaluation on 2 test users.
+
+    DEQL has no optimizer: the "training step" is the closed form (the first grid setting with
+    ``--sweep``); ``parameters`` is the ``n × n`` item-item matrix ``B``'s entry count.
+    """
+    import torch
+
+    from iclr26_recsys.estimators import DEQL
+    from iclr26_recsys.metrics import evaluate
+    from iclr26_recsys.ops.objective import deql_objective
+
+    split = make_split(load_data(cfg), cfg, 0)
+    grid = settings(cfg)["deql"][0]
+    kw = {"zero_diag": cfg.zero_diag, "dtype": cfg.dtype, "device": str(device)}
+    model = DEQL(grid["p"], grid["a"], b=grid["b"], l2=grid["l2"], **kw).fit(split.train)
+    R = torch.from_numpy(split.train[:2].toarray()).to(torch.float64)
+    W = torch.from_numpy(model.B_).to(torch.float64)
+    loss = float(deql_objective(R, W, grid["p"], grid["a"], grid["b"], grid["l2"])) / 2
+    val = evaluate(model.predict(split.test_fold_in[:2]), split.test_fold_in[:2], split.test_holdout[:2])
+    return {
+        "parameters": int(model.B_.size),
+        "train_loss": loss,
+        "items": split.n_items,
+        **{f"eval_{m}": v for m, v in val.items()},
     }

@@ -29,7 +29,7 @@ from iclr26_shared.plotting import plot_curves, plot_images
 from iclr26_shared.runs import RunDir
 from iclr26_shared.seeding import get_rng_state, set_rng_state
 
-__all__ = ["build_agent", "evaluate_policy", "make_env", "prediction_error", "run", "train_job"]
+__all__ = ["build_agent", "dry_run", "evaluate_policy", "make_env", "prediction_error", "run", "train_job"]
 
 #: Reset seeds of evaluation episodes (shared by all agents and seeds: paired comparisons).
 EVAL_SEED = 1_000_000
@@ -487,3 +487,39 @@ def run(cfg: EgoForesightConfig, run_dir: RunDir) -> dict[str, Any]:
         **summary,
         "jobs": finished,
     }
+
+
+def dry_run(cfg: EgoForesightConfig, device: torch.device) -> dict[str, Any]:
+    """``--dry-run``: the preset's env, every agent at its real sizes (networks, EF head, optimizers), one
+    episode of random actions in a replay, one gradient step each at batch 2 (critic + β·EF loss for the
+    EF agent) and one evaluation action. ``parameters``: the trainable parameters of all the agents."""
+    env = make_env(cfg)
+    try:
+        obs_shape = cast(tuple[int, int, int], env.observation_space.shape)
+        action_dim = int(cast(tuple[int, ...], env.action_space.shape)[0])
+        agents = {name: build_agent(cfg, name, obs_shape, action_dim, device) for name in cfg.agents}
+        window = max(a.window for a in agents.values())
+        replay = EpisodeReplay(max(cfg.episode_steps + 1, 64), cfg.frame_stack, cfg.nstep, cfg.discount, seed=0)
+        obs, _ = env.reset(seed=0)
+        replay.start_episode(env.last_frame, action_dim)
+        rng = np.random.default_rng(0)
+        done = False
+        while not done:
+            action = rng.uniform(-1, 1, action_dim).astype(np.float32)
+            obs, reward, terminated, truncated, _ = env.step(action)
+            replay.add(action, reward, env.last_frame, terminated, truncated)
+            done = terminated or truncated
+        out: dict[str, Any] = {"parameters": 0, "train_loss": 0.0}
+        for name, agent in agents.items():
+            nets = [agent.encoder, agent.actor, agent.critic, *(() if agent.aux is None else (agent.aux,))]
+            n_params = sum(p.numel() for m in nets for p in m.parameters() if p.requires_grad)
+            metrics = agent.update(replay.sample(2, window if agent.window else 0), cfg.seed_steps)
+            loss = metrics["critic_loss"] + cfg.beta * metrics.get("ef_loss", 0.0)
+            action = agent.act(obs, cfg.seed_steps, eval_mode=True)
+            out[f"{name}/parameters"], out[f"{name}/train_loss"] = n_params, loss
+            out[f"{name}/eval_action_abs_max"] = float(np.abs(action).max())
+            out["parameters"] += n_params
+            out["train_loss"] += loss
+        return out
+    finally:
+        env.close()
