@@ -415,3 +415,15 @@ def test_window_loss_on_a_users_own_encoder_equals_the_agent_hook() -> None:
         assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match="64x64 and 84x84"):
         EgoForesightHead(40, 6, 2, 2, 4, image_size=70)
+
+
+def test_report_tables_render_an_undefined_ens() -> None:
+    from iclr26_rl.methods.ego_foresight.claims import report
+
+    res = _results(-10.0, -20.0, 1.0, 0.5, 0.7)
+    for a in res["agents"].values():
+        a.update(final_return_per_seed=[a["final_return"]], mean_return_over_curve=-20.0, ens=None)
+        a.update(env_steps_per_s=10.0, updates_per_s=1.0)
+    out = report({**res, "steps": 10, "train_seeds": [1]})
+    row = next(line for line in out.splitlines() if line.startswith("| drqv2-ef"))
+    assert "n/a" in row and row.count("|") == 8

@@ -8,6 +8,7 @@ from typing import Any
 
 from iclr26_rl.methods.ego_foresight.metrics import ens_details
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
 __all__ = ["ENS_MARGIN", "TIE", "claims", "report"]
 
@@ -117,17 +118,13 @@ def report(results: Mapping[str, Any]) -> str:
         f"Task {results.get('env')}, {results.get('steps')} agent steps ({frames} frames) per run, "
         f"training seeds {results.get('train_seeds')}."
     )
-    lines += [
-        "",
-        "| agent | final return (mean) | per seed | mean over curve | ENS | env steps/s | updates/s |",
-        "|---|---|---|---|---|---|---|",
+    rows = [
+        [name, _fmt(a["final_return"]), ", ".join(_fmt(x) for x in a["final_return_per_seed"])]
+        + [_fmt(a["mean_return_over_curve"]), _fmt(a["ens"]), _fmt(a["env_steps_per_s"]), _fmt(a["updates_per_s"])]
+        for name, a in agents.items()
     ]
-    for name, a in agents.items():
-        per_seed = ", ".join(_fmt(x) for x in a["final_return_per_seed"])
-        lines.append(
-            f"| {name} | {_fmt(a['final_return'])} | {per_seed} | {_fmt(a['mean_return_over_curve'])} | "
-            f"{_fmt(a['ens'])} | {_fmt(a['env_steps_per_s'])} | {_fmt(a['updates_per_s'])} |"
-        )
+    head = ["agent", "final return (mean)", "per seed", "mean over curve", "ENS", "env steps/s", "updates/s"]
+    lines += ["", markdown_table(head, rows)]
     pred = results.get("prediction")
     if pred:
         lines += [
@@ -138,15 +135,12 @@ def report(results: Mapping[str, Any]) -> str:
             "Diagnostics: mean |EF(true) - EF(random actions)| and mean |EF - EF with another window's "
             "agent part| on the agent region (0: the decoder ignores the actions / the agent part).",
             "",
-            "| steps ahead | EF agent | EF random actions | copy-last | mean frame | agent colour "
-            "| EF full | copy-last full | mean-frame full | action sens. | agent-part sens. |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         ph = pred["per_horizon"]
         cols = ("ef_agent", "rand_agent", "copy_agent", "mean_agent", "colour_agent", "ef_full", "copy_full")
-        cols += ("mean_full",)
-        cols += ("action_sens", "agent_part_sens")
-        for k in range(len(ph["ef_agent"])):
-            row = " | ".join(_fmt(ph[c][k]) if c in ph else "-" for c in cols)
-            lines.append(f"| {k + 1} | {row} |")
+        cols += ("mean_full", "action_sens", "agent_part_sens")
+        head = ["steps ahead", "EF agent", "EF random actions", "copy-last", "mean frame", "agent colour"]
+        head += ["EF full", "copy-last full", "mean-frame full", "action sens.", "agent-part sens."]
+        rows = [[str(k + 1), *(_fmt(ph[c][k]) if c in ph else "-" for c in cols)] for k in range(len(ph["ef_agent"]))]
+        lines.append(markdown_table(head, rows))
     return "\n".join(lines) + "\n"
