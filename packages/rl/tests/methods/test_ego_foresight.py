@@ -424,6 +424,9 @@ def test_report_tables_render_an_undefined_ens() -> None:
     for a in res["agents"].values():
         a.update(final_return_per_seed=[a["final_return"]], mean_return_over_curve=-20.0, ens=None)
         a.update(env_steps_per_s=10.0, updates_per_s=1.0)
+    cols = ("ef_agent", "rand_agent", "copy_agent", "mean_agent", "colour_agent", "ef_full", "copy_full")
+    res["prediction"]["per_horizon"] = {c: [0.1, 0.2] for c in cols}
     out = report({**res, "steps": 10, "train_seeds": [1]})
+    assert "| 2 " in out  # one row per horizon; missing columns shown as "-"
     row = next(line for line in out.splitlines() if line.startswith("| drqv2-ef"))
     assert "n/a" in row and row.count("|") == 8
