@@ -65,50 +65,122 @@ def test_job_params_record_round_trip() -> None:
 
 
 def test_run_config_conversion() -> None:
-    from iclr26_federated.methods.fedopenmatch.utils import config_from_run_config
+    from iclr26_federated.methods.fedopenmatch.utils import RunConfigCommon, config_from_run_config
 
     cfg, common = config_from_run_config(
         {"preset": "smoke", "num-rounds": 3, "variants": "fedopenmatch, labeled-only", "seed": 2, "out-dir": "x"}
     )
     assert cfg.num_rounds == 3 and cfg.variants == ("fedopenmatch", "labeled-only") and cfg.num_clients == 2
-    assert common == {"preset": "smoke", "seed": 2, "device": "auto", "out_dir": "x", "run_dir": ""}
+    assert common == RunConfigCommon(preset="smoke", seed=2, device="auto", out_dir="x", run_dir="")
     # "" (the pyproject default of every field) keeps the preset's value
     cfg, common = config_from_run_config({"preset": "quick", "num-rounds": "", "dirichlet-alpha": 0.1})
-    assert cfg == dataclasses.replace(PRESETS["quick"], dirichlet_alpha=0.1) and common["preset"] == "quick"
+    assert cfg == dataclasses.replace(PRESETS["quick"], dirichlet_alpha=0.1) and common.preset == "quick"
     with pytest.raises(ConfigError, match="'no-such-key'.*declared run-config key.*dirichlet-alpha"):
         config_from_run_config({"no-such-key": 1})
     with pytest.raises(ConfigError, match="num_rounds"):
         config_from_run_config({"num-rounds": "many"})
+    with pytest.raises(ConfigError, match="'seed'"):
+        config_from_run_config({"seed": -1})
+    with pytest.raises(ConfigError, match="'preset'"):
+        config_from_run_config({"preset": "quik"})
 
 
-def test_run_config_round_trip_and_flwr_text() -> None:
+#: A value different from the smoke preset's for every config field (a new field must be added here).
+_CHANGED: dict[str, object] = {
+    "dataset": "digits",
+    "known_classes": 5,
+    "unknown_classes": 3,
+    "labels_per_class": 7,
+    "num_clients": 3,
+    "dirichlet_alpha": 0.1,
+    "min_partition_size": 4,
+    "max_client_pool": 90,
+    "hflip": True,
+    "arch": "resnet18",
+    "width": 5,
+    "num_rounds": 4,
+    "fraction_train": 0.75,
+    "max_failed_fraction": 0.25,
+    "local_epochs": 2,
+    "warmup_steps": 11,
+    "server_steps": 6,
+    "batch_size": 17,
+    "lr": 0.0125,
+    "momentum": 0.5,
+    "weight_decay": 1e-3,
+    "gradient_stop": False,
+    "la_weight": 0.5,
+    "la_on_server": True,
+    "la_sign": -1,
+    "consistency": "socr",
+    "lcr_weight": 0.25,
+    "socr_weight": 0.75,
+    "oem_weight": 0.2,
+    "openmatch_fix_start": 2,
+    "tau_in": 0.9,
+    "tau_pos": 0.8,
+    "tau_neg": 0.2,
+    "msp_threshold": 0.6,
+    "variants": ("no-gs", "labeled-only"),
+    "num_seeds": 2,
+    "engine": "ray",
+    "client_cpus": 2,
+    "client_gpus": 0.5,
+    "ray_cpus": 3,
+    "fail_client": 1,
+    "fail_round": 2,
+}
+
+
+def test_every_config_field_round_trips_through_flwr_run_config(tmp_path) -> None:
+    """What ``flwr run --run-config <file>.toml`` does with our file: Flower's own parser, then its fusion
+    with the app's declared ``[tool.flwr.app.config]`` (which refuses undeclared keys), then our ServerApp's
+    conversion: every field comes back with its changed value."""
+    from flwr.common.config import get_fused_config_from_dir, parse_config_args
+
     from iclr26_federated.methods.fedopenmatch.utils import (
+        APP_DIR,
+        RunConfigCommon,
         config_from_run_config,
         run_config_from_config,
-        run_config_string,
+        write_run_config,
     )
 
-    cfg = dataclasses.replace(PRESETS["quick"], variants=("no-gs", "labeled-only"), hflip=True, lr=0.01)
-    back, _ = config_from_run_config({"preset": "smoke", **run_config_from_config(cfg)})
-    assert back == cfg
-    text = run_config_string({"variants": "no-gs,labeled-only", "hflip": True, "lr": 0.01, "num-rounds": 6})
-    assert text == "variants='no-gs,labeled-only' hflip=true lr=0.01 num-rounds=6"
+    assert set(_CHANGED) == {f.name for f in dataclasses.fields(FedOpenMatchConfig)}
+    smoke = PRESETS["smoke"]
+    assert all(getattr(smoke, k) != v for k, v in _CHANGED.items()), "each value must differ from the preset's"
+    cfg = dataclasses.replace(smoke, **_CHANGED)
+    common = RunConfigCommon(preset="quick", seed=12, device="cpu", out_dir="o u't", run_dir="/tmp/r\\x")
+    path = write_run_config(run_config_from_config(cfg, common), tmp_path / "run-config.toml")
+    fused = get_fused_config_from_dir(APP_DIR, parse_config_args([str(path)]))
+    # the preset quick's values would show through any field that failed to travel
+    back, back_common = config_from_run_config(fused)
+    assert back_common == common
+    assert back == dataclasses.replace(PRESETS["quick"], **_CHANGED) == cfg
+    # an undeclared key: Flower refuses it, and we refuse it before calling Flower, naming it
+    with pytest.raises(ValueError, match="no-such-key"):
+        get_fused_config_from_dir(APP_DIR, {"no-such-key": 1})
+    with pytest.raises(ConfigError, match="'no-such-key'.*declared in"):
+        write_run_config({"no-such-key": 1}, tmp_path / "bad.toml")
 
 
-def test_pyproject_declares_every_config_field() -> None:
-    """``flwr run --run-config`` refuses undeclared keys: every field must be in [tool.flwr.app.config]."""
-    import tomllib
+def test_pyproject_declares_exactly_the_config_fields() -> None:
+    """``flwr run --run-config`` refuses undeclared keys: [tool.flwr.app.config] = the config's fields (+ the
+    common run keys), each field ``""`` = the preset's value."""
+    from iclr26_federated.methods.fedopenmatch.utils import (
+        COMMON_RUN_CONFIG,
+        RunConfigCommon,
+        check_run_config_keys,
+        config_from_run_config,
+        declared_run_config,
+    )
 
-    from iclr26_federated.methods.fedopenmatch.utils import APP_DIR, COMMON_RUN_CONFIG, config_from_run_config
-
-    declared = tomllib.loads((APP_DIR / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+    declared = declared_run_config()
     fields = {f.name.replace("_", "-") for f in dataclasses.fields(FedOpenMatchConfig)}
     assert set(declared) == fields | set(COMMON_RUN_CONFIG)
     assert all(declared[k] == "" for k in fields)  # "" = the preset's value
     cfg, common = config_from_run_config(declared)  # the app's defaults: the smoke preset
-    assert cfg == PRESETS[declared["preset"]] and common["preset"] == "smoke"
-    from iclr26_federated.methods.fedopenmatch.utils import check_run_config_keys
-
+    assert cfg == PRESETS[declared["preset"]] and common == RunConfigCommon(device="cpu")
     check_run_config_keys({"dirichlet-alpha": 0.1, "preset": "quick"})
     with pytest.raises(ConfigError, match="'dirichlet_alpha'.*declared in"):
         check_run_config_keys({"dirichlet_alpha": 0.1})  # snake_case is not a declared key

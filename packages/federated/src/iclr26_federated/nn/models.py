@@ -4,6 +4,11 @@
 gradient stop (FedOpenMatch, OpenReview 5UrPAW3uI1, method section) the OVA head reads
 ``stopgrad(g(x))``: OVA losses update h_d only and never the extractor.
 
+:class:`FedOpenMatchNet` (the built-in network) has :class:`huggingface_hub.PyTorchModelHubMixin`:
+``save_pretrained(dir)`` writes safetensors + its ``__init__`` arguments as ``config.json`` and
+``FedOpenMatchNet.from_pretrained(dir)`` reads them back from a local folder (offline). An
+:class:`OpenSetNet` around a user's own extractor is a plain module (save its ``state_dict``).
+
 Normalisation layers are GroupNorm rather than BatchNorm: FedAvg then averages only trainable weights
 (no running statistics or integer counters), the usual choice for non-IID federated training.
 """
@@ -13,9 +18,10 @@ from __future__ import annotations
 from typing import Literal
 
 import torch
+from huggingface_hub import PyTorchModelHubMixin
 from torch import Tensor, nn
 
-__all__ = ["OpenSetNet", "SmallCNN", "ResNet18", "build_model"]
+__all__ = ["FedOpenMatchNet", "OpenSetNet", "ResNet18", "SmallCNN", "build_model"]
 
 
 def _norm(channels: int) -> nn.GroupNorm:
@@ -100,13 +106,18 @@ class OpenSetNet(nn.Module):
     """Shared extractor g + inlier head h_c (K logits) + OVA head h_d (2K logits).
 
     Args:
-        extractor: Module mapping ``[B, C, H, W]`` to ``[B, D]`` with attribute ``out_dim = D``.
+        extractor: Module mapping ``[B, C, H, W]`` to ``[B, D]`` (any torch model's feature part).
         num_known: K, the number of known classes.
+        feature_dim: D; default the extractor's ``out_dim`` attribute.
     """
 
-    def __init__(self, extractor: nn.Module, num_known: int) -> None:
+    def __init__(self, extractor: nn.Module, num_known: int, feature_dim: int | None = None) -> None:
         super().__init__()
-        dim = int(extractor.out_dim)  # type: ignore[arg-type]
+        if feature_dim is None:
+            if not hasattr(extractor, "out_dim"):
+                raise ValueError("OpenSetNet: give feature_dim (the extractor has no out_dim attribute)")
+            feature_dim = int(extractor.out_dim)  # type: ignore[arg-type]
+        dim = int(feature_dim)
         self.extractor = extractor
         self.inlier_head = nn.Linear(dim, num_known)
         self.ova_head = nn.Linear(dim, 2 * num_known, bias=False)
@@ -120,16 +131,30 @@ class OpenSetNet(nn.Module):
         return p, q.view(x.shape[0], self.num_known, 2)
 
 
+class FedOpenMatchNet(OpenSetNet, PyTorchModelHubMixin):
+    """The built-in :class:`OpenSetNet`: a :class:`SmallCNN` (``cnn``) or :class:`ResNet18` extractor and
+    the two heads; saved and loaded with ``save_pretrained`` / ``from_pretrained`` (JSON-able arguments).
+
+    Input ``[B, C, H, W]`` in ``[-1, 1]`` → ``(p [B, K], q [B, K, 2])``.
+    """
+
+    def __init__(self, arch: str = "cnn", in_channels: int = 1, num_known: int = 6, width: int = 16) -> None:
+        if arch not in ("cnn", "resnet18"):
+            raise ValueError(f"unknown architecture {arch!r} (cnn or resnet18)")
+        extractor: nn.Module = SmallCNN(in_channels, width) if arch == "cnn" else ResNet18(in_channels, width)
+        super().__init__(extractor, num_known)
+
+
 def build_model(
     arch: Literal["cnn", "resnet18"], in_channels: int, num_known: int, width: int, seed: int
-) -> OpenSetNet:
-    """A seeded :class:`OpenSetNet` with the ``cnn`` (:class:`SmallCNN`) or ``resnet18`` extractor."""
+) -> FedOpenMatchNet:
+    """A seeded :class:`FedOpenMatchNet` with the ``cnn`` (:class:`SmallCNN`) or ``resnet18`` extractor
+    (the global RNG is left as it was)."""
     if arch not in ("cnn", "resnet18"):
         raise ValueError(f"unknown architecture {arch!r} (cnn or resnet18)")
     gen_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:
-        extractor: nn.Module = SmallCNN(in_channels, width) if arch == "cnn" else ResNet18(in_channels, width)
-        return OpenSetNet(extractor, num_known)
+        return FedOpenMatchNet(arch, in_channels, num_known, width)
     finally:
         torch.random.set_rng_state(gen_state)

@@ -71,7 +71,8 @@ def train(msg: Message, context: Context) -> Message:
         client_generator(params.seed, pid, server_round),
         device,
         server_round=server_round,
-        true_labels=split.client_y[pid],  # pseudo-label precision only (never trained on)
+        # pseudo-label precision only (never trained on); a user's own clients come without labels
+        true_labels=split.client_y[pid] if split.client_y else None,
     )
     content = RecordDict(
         {

@@ -12,7 +12,16 @@ from typing import Annotated, Any, Literal, get_args
 
 import annotated_types as at
 
-from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
+from iclr26_shared.config import (
+    NonNegFloat,
+    NonNegInt,
+    PosFloat,
+    PosInt,
+    UnitFloat,
+    config_from_dict,
+    config_to_dict,
+    validate,
+)
 from iclr26_shared.errors import ConfigError
 
 __all__ = [
@@ -161,79 +170,55 @@ class FedOpenMatchConfig:
 
 
 @dataclass(frozen=True)
-class JobParams:
-    """Everything one (variant, seed) job needs, as flat scalars: sent to the clients as a ConfigRecord."""
+class JobParams(FedOpenMatchConfig):
+    """One (variant, seed) job: every :class:`FedOpenMatchConfig` field, with the variant's switches already
+    applied (``gradient_stop``, ``la_weight``, ``consistency``), plus the job's own fields below. Sent to the
+    clients as a Flower ConfigRecord (:meth:`to_record`); nothing is listed twice: a new config field
+    travels to the clients without touching this class."""
 
-    variant: str
-    seed: int
-    device: str
-    dataset: str
-    known_classes: int
-    unknown_classes: int
-    labels_per_class: int
-    num_clients: int
-    dirichlet_alpha: float
-    min_partition_size: int
-    max_client_pool: int
-    hflip: bool
-    arch: str
-    width: int
-    num_rounds: int
-    local_epochs: int
-    batch_size: int
-    lr: float
-    momentum: float
-    weight_decay: float
-    server_steps: int
-    warmup_steps: int
-    gradient_stop: bool
-    la_weight: float
-    la_sign: int
-    la_on_server: bool
-    consistency: str
-    cons_weight: float
-    cons_views: str
+    variant: Variant = "fedopenmatch"
+    """The variant this job runs."""
+    seed: NonNegInt = 0
+    """The job's seed: split, model init, augmentations."""
+    device: str = "cpu"
+    """Device of the ClientApps (the server's is the run's)."""
+    cons_weight: NonNegFloat = 0.1
+    """λ of the job's consistency loss (``lcr_weight`` or ``socr_weight``; 0 without one)."""
+    cons_views: Literal["weak-strong", "weak-weak"] = "weak-strong"
     """"weak-strong" (FedOpenMatch's LCR and its no-lcr ablation) or "weak-weak" (OpenMatch's SOCR and OEM on
     two weak views)."""
-    fix_start: int
+    fix_start: NonNegInt = 0
     """FixMatch's L_in is applied from round ``fix_start + 1`` on (OpenMatch's start_fix; 0 = from round 1)."""
-    client_ova: str
+    client_ova: Literal["pseudo", "oem", "none"] = "pseudo"
     """"pseudo" (FedOpenMatch's thresholded OVA pseudo-labels), "oem" (OpenMatch's entropy), "none"."""
-    oem_weight: float
-    use_ova: bool
+    use_ova: bool = True
     """False for FixMatch: no OVA training; inference by max-softmax rejection."""
-    inlier_filter: bool
+    inlier_filter: bool = True
     """Keep a FixMatch pseudo-label only when the OVA test says inlier for ŷ."""
-    federated: bool
+    federated: bool = True
     """False for labeled-only (no client training)."""
-    tau_in: float
-    tau_pos: float
-    tau_neg: float
-    msp_threshold: float
-    fail_client: int
-    fail_round: int
+    source: str = ""
+    """Key of a user's own data and network registered in this process by :func:`~.api.fit` ("" = the
+    built-in ``dataset`` split and ``arch`` network)."""
 
     def to_record(self) -> dict[str, Any]:
-        """Flat dict of str/int/float/bool (a Flower ConfigRecord's content)."""
-        return dataclasses.asdict(self)
+        """Flat dict of str/int/float/bool and lists of str (a Flower ConfigRecord's content)."""
+        return config_to_dict(self)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> JobParams:
-        """Inverse of :meth:`to_record` (extra keys such as Flower's ``server-round`` are ignored)."""
-        names = {f.name: f for f in dataclasses.fields(cls)}
+        """Inverse of :meth:`to_record`, through the shared typed parser (a bad value is a ConfigError
+        naming the field); extra keys such as Flower's ``server-round`` are ignored, a missing one is an
+        error."""
+        names = [f.name for f in dataclasses.fields(cls)]
         missing = [n for n in names if n not in record]
         if missing:
             raise ConfigError("train config", sorted(record), f"the keys {missing}")
-        values: dict[str, Any] = {}
-        for name, f in names.items():
-            v = record[name]
-            tp = f.type if isinstance(f.type, str) else f.type.__name__
-            values[name] = {"bool": bool, "int": int, "float": float, "str": str}[tp](v)
-        return cls(**values)
+        return config_from_dict(cls, {n: record[n] for n in names})
 
 
-def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "cpu") -> JobParams:
-    """Resolve a variant into the flags it runs with.
+def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "cpu", *, source: str = "") -> JobParams:
+    """Resolve a variant into the flags it runs with (every other field is ``cfg``'s).
 
     * fedopenmatch: GS, LA (ω = ``la_weight``), ``consistency`` (LCR), OVA pseudo-labels, inlier filter;
     * no-gs / no-la / no-lcr: FedOpenMatch with GS off / ω = 0 / SOCR instead of LCR;
@@ -244,73 +229,25 @@ def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "
     """
     if variant not in VARIANTS:
         raise ConfigError("variants", variant, "one of " + ", ".join(VARIANTS))
-    cons_views, fix_start = "weak-strong", 0
-    gs, la, cons, client_ova, use_ova, inlier_filter, federated = (
-        cfg.gradient_stop,
-        cfg.la_weight,
-        cfg.consistency,
-        "pseudo",
-        True,
-        True,
-        True,
-    )
+    flags: dict[str, Any] = {}
     if variant == "no-gs":
-        gs = False
+        flags = {"gradient_stop": False}
     elif variant == "no-la":
-        la = 0.0
+        flags = {"la_weight": 0.0}
     elif variant == "no-lcr":
-        cons = "socr"
+        flags = {"consistency": "socr"}
     elif variant == "fedavg-openmatch":
-        gs, la, cons, client_ova = False, 0.0, "socr", "oem"
-        cons_views, fix_start = "weak-weak", cfg.openmatch_fix_start
+        flags = {"gradient_stop": False, "la_weight": 0.0, "consistency": "socr", "client_ova": "oem"}
+        flags |= {"cons_views": "weak-weak", "fix_start": cfg.openmatch_fix_start}
     elif variant == "fedavg-fixmatch":
-        gs, la, cons, client_ova, use_ova, inlier_filter = False, 0.0, "none", "none", False, False
+        flags = {"gradient_stop": False, "la_weight": 0.0, "consistency": "none", "client_ova": "none"}
+        flags |= {"use_ova": False, "inlier_filter": False}
     elif variant == "labeled-only":
-        federated = False
+        flags = {"federated": False}
+    cons = flags.get("consistency", cfg.consistency)
     cons_weight = {"lcr": cfg.lcr_weight, "socr": cfg.socr_weight, "none": 0.0}[cons]
-    return JobParams(
-        variant=variant,
-        seed=seed,
-        device=device,
-        dataset=cfg.dataset,
-        known_classes=cfg.known_classes,
-        unknown_classes=cfg.unknown_classes,
-        labels_per_class=cfg.labels_per_class,
-        num_clients=cfg.num_clients,
-        dirichlet_alpha=cfg.dirichlet_alpha,
-        min_partition_size=cfg.min_partition_size,
-        max_client_pool=cfg.max_client_pool,
-        hflip=cfg.hflip,
-        arch=cfg.arch,
-        width=cfg.width,
-        num_rounds=cfg.num_rounds,
-        local_epochs=cfg.local_epochs,
-        batch_size=cfg.batch_size,
-        lr=cfg.lr,
-        momentum=cfg.momentum,
-        weight_decay=cfg.weight_decay,
-        server_steps=cfg.server_steps,
-        warmup_steps=cfg.warmup_steps,
-        gradient_stop=gs,
-        la_weight=la,
-        la_sign=cfg.la_sign,
-        la_on_server=cfg.la_on_server,
-        consistency=cons,
-        cons_weight=cons_weight,
-        cons_views=cons_views,
-        fix_start=fix_start,
-        client_ova=client_ova,
-        oem_weight=cfg.oem_weight,
-        use_ova=use_ova,
-        inlier_filter=inlier_filter,
-        federated=federated,
-        tau_in=cfg.tau_in,
-        tau_pos=cfg.tau_pos,
-        tau_neg=cfg.tau_neg,
-        msp_threshold=cfg.msp_threshold,
-        fail_client=cfg.fail_client,
-        fail_round=cfg.fail_round,
-    )
+    base = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(FedOpenMatchConfig)}
+    return JobParams(**base | flags, variant=variant, seed=seed, device=device, cons_weight=cons_weight, source=source)  # type: ignore[arg-type]
 
 
 PRESETS: dict[str, FedOpenMatchConfig] = {

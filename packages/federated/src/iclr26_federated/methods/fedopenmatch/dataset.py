@@ -3,12 +3,18 @@
 The server and every ClientApp rebuild the same split from the job's parameters (data set, K, U,
 labels per class, M, α, seed), so only model weights travel in messages. Inside one process (the
 in-process Grid, or one Ray actor serving several virtual clients) a split is built once.
+
+A user's own data and network (:func:`~.api.fit`) are registered here under a key that the job carries
+(``JobParams.source``); the ClientApp and the server then read them instead of the built-in ones. The
+registry lives in this process: ``fit`` runs its clients through the in-process Grid.
 """
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,7 +25,41 @@ from iclr26_shared.data import ImageDataset
 if TYPE_CHECKING:
     from iclr26_federated.methods.fedopenmatch.config import JobParams
 
-__all__ = ["client_partition", "load_split"]
+__all__ = ["Source", "client_partition", "load_split", "register_source", "source", "unregister_source"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A user's data (an :class:`OpenSetSplit`) and initial network (an ``OpenSetNet``)."""
+
+    split: OpenSetSplit
+    model: Any
+
+
+_SOURCES: dict[str, Source] = {}
+
+
+def register_source(split: OpenSetSplit, model: Any) -> str:
+    """Register a user's split and network; returns the key to put in ``JobParams.source``."""
+    key = uuid.uuid4().hex
+    _SOURCES[key] = Source(split, model)
+    return key
+
+
+def unregister_source(key: str) -> None:
+    """Forget a registered source (no error if absent)."""
+    _SOURCES.pop(key, None)
+
+
+def source(key: str) -> Source:
+    """The registered source ``key``; a ``ValueError`` saying where it lives when this process has none."""
+    try:
+        return _SOURCES[key]
+    except KeyError:
+        raise ValueError(
+            f"data/model source {key!r} is not registered in this process: a user's own data and model "
+            "(fedopenmatch.fit) run their clients in the process that called fit (in-process Grid)"
+        ) from None
 
 
 @lru_cache(maxsize=4)
@@ -53,7 +93,10 @@ def _images(dataset: str) -> ImageDataset:
 
 
 def load_split(params: JobParams) -> OpenSetSplit:
-    """The job's :class:`OpenSetSplit` (the split seed is the job seed)."""
+    """The job's :class:`OpenSetSplit`: the registered user split (``params.source``), or the built-in
+    data set's split (the split seed is the job seed)."""
+    if params.source:
+        return source(params.source).split
     return _split(
         params.dataset,
         params.known_classes,

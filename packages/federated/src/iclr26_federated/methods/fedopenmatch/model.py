@@ -14,6 +14,7 @@ Tensor shapes: images ``uint8 [N, H, W(, 3)]``; inlier logits ``p [B, K]``; OVA 
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -55,7 +56,12 @@ __all__ = [
 
 
 def make_model(params: JobParams, in_channels: int) -> OpenSetNet:
-    """The job's network, initialised from its seed (identical on the server and every client)."""
+    """The job's network, initialised from its seed (identical on the server and every client); a copy of
+    the user's registered network when the job has a ``source`` (:func:`~.api.fit`)."""
+    if params.source:
+        from iclr26_federated.methods.fedopenmatch.dataset import source
+
+        return copy.deepcopy(source(params.source).model)
     return build_model(params.arch, in_channels, params.known_classes, params.width, seed=params.seed)  # type: ignore[arg-type]
 
 

@@ -37,25 +37,25 @@ app = ServerApp()
 def main(grid: Grid, context: Context) -> None:
     """Run the experiment described by the run config on the federation's Grid."""
     cfg, common = config_from_run_config(context.run_config)
-    if common["run_dir"]:  # the CLI's engine: it owns the run directory and the claims
-        path = Path(common["run_dir"])
+    if common.run_dir:  # the CLI's engine: it owns the run directory and the claims
+        path = Path(common.run_dir)
         run = RunDir(
             path,
             method=SPEC.name,
             config=cfg,
-            seed=common["seed"],
-            device=resolve_device(common["device"]),
+            seed=common.seed,
+            device=resolve_device(common.device),
             quiet=True,
             resumed=True,
-            preset=common["preset"],
+            preset=common.preset,
         )
         results = run_on_grid(cfg, run, grid, engine="ray")
         atomic_write_json(path / RESULTS_FILE, to_jsonable(results))
         print(f"results: {path / RESULTS_FILE}")
         return
     spec = dataclasses.replace(SPEC, run=lambda c, r: run_on_grid(c, r, grid, engine="flwr-run"))
-    flags = CommonFlags(seed=common["seed"], device=common["device"], out_dir=Path(common["out_dir"]), quiet=True)
-    run, results, claims = execute(spec, cfg, flags, preset=common["preset"])
+    flags = CommonFlags(seed=common.seed, device=common.device, out_dir=Path(common.out_dir), quiet=True)
+    run, results, claims = execute(spec, cfg, flags, preset=common.preset)
     print(f"run directory: {run.path.resolve()}")
     answered = [p for j in results["jobs"] for p in j["participants"]]
     print(f"clients answered per round: {answered} of {cfg.num_clients}")

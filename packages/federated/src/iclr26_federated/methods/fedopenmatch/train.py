@@ -14,11 +14,12 @@ Both reach :func:`run_on_grid`; a user's own ``flwr run`` (simulation or deploym
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,17 @@ import torch
 from flwr.app import ArrayRecord, ConfigRecord, MetricRecord
 from flwr.serverapp import Grid
 
-from iclr26_federated.methods.fedopenmatch.config import PRESETS, VARIANTS, FedOpenMatchConfig, job_params
+from iclr26_federated.methods.fedopenmatch.config import (
+    PRESETS,
+    VARIANTS,
+    FedOpenMatchConfig,
+    JobParams,
+    job_params,
+)
 from iclr26_federated.methods.fedopenmatch.dataset import load_split
 from iclr26_federated.methods.fedopenmatch.model import evaluate, make_model, train_server
 from iclr26_federated.methods.fedopenmatch.strategy import FedOpenMatchStrategy
+from iclr26_federated.nn.models import OpenSetNet
 from iclr26_shared.errors import UsageError
 from iclr26_shared.io import read_json
 from iclr26_shared.runs import RunDir
@@ -38,7 +46,17 @@ from iclr26_shared.runs import RunDir
 #: The raw results the ServerApp writes into the run directory under the ``ray`` engine.
 RESULTS_FILE = "flower-results.json"
 
-__all__ = ["RESULTS_FILE", "federation_config", "pseudo_label_row", "run", "run_job", "run_on_grid", "summarize"]
+__all__ = [
+    "RESULTS_FILE",
+    "dry_run",
+    "federate",
+    "federation_config",
+    "pseudo_label_row",
+    "run",
+    "run_job",
+    "run_on_grid",
+    "summarize",
+]
 
 _METRICS = ("open_bacc", "closed_acc", "unknown_recall", "known_recall")
 
@@ -59,12 +77,35 @@ def run_job(
     step_offset: int = 0,
     on_round: Any = None,
 ) -> dict[str, Any]:
-    """Run one variant with one seed for ``cfg.num_rounds`` rounds; returns its record (JSON values)."""
+    """Run one variant with one seed for ``cfg.num_rounds`` rounds, logging every round into ``run``;
+    saves the final global model as ``<variant>-seed<seed>``; returns the job's record (JSON values)."""
     params = job_params(cfg, variant, seed, device=_client_device(cfg, run.device))
+    record, model = federate(
+        grid, params, run.device, log=lambda r, row: run.log(step_offset + r, **row), on_round=on_round
+    )
+    run.save_model(f"{variant}-seed{seed}", model, extra={"variant": variant, "seed": seed, **record["final"]})
+    return record
+
+
+def federate(
+    grid: Grid,
+    params: JobParams,
+    device: torch.device,
+    *,
+    log: Callable[[int, dict[str, Any]], None] | None = None,
+    on_round: Callable[[dict[str, float]], None] | None = None,
+) -> tuple[dict[str, Any], OpenSetNet]:
+    """One job on ``grid``: the server's warm-up on D_s, then ``params.num_rounds`` rounds of
+    :class:`FedOpenMatchStrategy` (FedAvg of the ClientApps' replies, then ``server_steps`` on D_s), the
+    global model evaluated on the test set after the warm-up and after every round.
+
+    Returns ``(record, model)``: the record (JSON values: per-round ``history``, ``final`` metrics,
+    failures, participants, seconds) and the final global model (on ``device``). ``log(round, row)``
+    receives every round's row, ``on_round(metrics)`` the metrics of rounds ≥ 1.
+    """
     split = load_split(params)
-    device = run.device
     model = make_model(params, split.in_channels).to(device)
-    gen = torch.Generator().manual_seed(seed * 7919 + 17)
+    gen = torch.Generator().manual_seed(params.seed * 7919 + 17)
     t0 = time.perf_counter()
     train_server(model, split.server_x, split.server_y, params, params.warmup_steps, gen, device)
     history: list[dict[str, Any]] = []
@@ -81,10 +122,11 @@ def run_job(
     def evaluate_fn(server_round: int, arrays: ArrayRecord) -> MetricRecord:
         load(arrays)
         m = evaluate(model, split.test_x, split.test_y, params, device).to_dict()
-        row = {"variant": variant, "seed": seed, "round": server_round, **m}
+        row = {"variant": params.variant, "seed": params.seed, "round": server_round, **m}
         row |= pseudo_label_row(strategy.train_metrics.get(server_round, {}))
         history.append(row)
-        run.log(step_offset + server_round, **row)
+        if log is not None:
+            log(server_round, row)
         if on_round is not None and server_round > 0:
             on_round(m)
         return MetricRecord({**m})
@@ -92,32 +134,34 @@ def run_job(
     strategy = FedOpenMatchStrategy(
         server_update,
         federated=params.federated,
-        max_failed_fraction=cfg.max_failed_fraction,
-        fraction_train=cfg.fraction_train,
+        max_failed_fraction=params.max_failed_fraction,
+        fraction_train=params.fraction_train,
         fraction_evaluate=0.0,
         min_train_nodes=2,
         min_evaluate_nodes=0,
-        min_available_nodes=cfg.num_clients,
+        min_available_nodes=params.num_clients,
     )
     result = strategy.start(
         grid=grid,
         initial_arrays=ArrayRecord({k: v.detach().cpu() for k, v in model.state_dict().items()}),
-        num_rounds=cfg.num_rounds,
+        num_rounds=params.num_rounds,
         train_config=ConfigRecord(params.to_record()),
         evaluate_fn=evaluate_fn,
     )
-    client_metrics = {str(r): dict(m) for r, m in result.train_metrics_clientapp.items()}
-    return {
-        "variant": variant,
-        "seed": seed,
+    load(result.arrays)  # the final global model (evaluate_fn loaded it too; explicit for clarity)
+    rounds = range(1, params.num_rounds + 1)
+    record = {
+        "variant": params.variant,
+        "seed": params.seed,
         "final": {k: history[-1][k] for k in _METRICS},
         "history": history,
         "failures": strategy.failures,
-        "participants": [strategy.participants.get(r, 0) for r in range(1, cfg.num_rounds + 1)],
-        "round_seconds": [strategy.round_seconds.get(r, math.nan) for r in range(1, cfg.num_rounds + 1)],
-        "client_metrics": client_metrics,
+        "participants": [strategy.participants.get(r, 0) for r in rounds],
+        "round_seconds": [strategy.round_seconds.get(r, math.nan) for r in rounds],
+        "client_metrics": {str(r): dict(m) for r, m in result.train_metrics_clientapp.items()},
         "wall_s": time.perf_counter() - t0,
     }
+    return record, model
 
 
 def pseudo_label_row(metrics: dict[str, float]) -> dict[str, float | None]:
@@ -277,6 +321,7 @@ def _run_ray(cfg: FedOpenMatchConfig, run: RunDir) -> dict[str, Any]:
     Ray's output go to ``<run>/flower/*.log`` (not the terminal). Every started process is stopped by PID."""
     from iclr26_federated.methods.fedopenmatch.utils import (
         APP_DIR,
+        RunConfigCommon,
         flwr_run,
         log_tail,
         run_config_from_config,
@@ -291,14 +336,14 @@ def _run_ray(cfg: FedOpenMatchConfig, run: RunDir) -> dict[str, Any]:
     home = run.path / "flower"
     out_file = run.path / RESULTS_FILE
     out_file.unlink(missing_ok=True)
-    run_config = {
-        **run_config_from_config(cfg),
-        "preset": run.preset if run.preset in PRESETS else "smoke",
-        "seed": run.seed,
-        "device": str(run.device),
-        "out-dir": str(run.path.parent.parent),
-        "run-dir": str(run.path.resolve()),
-    }
+    common = RunConfigCommon(
+        preset=run.preset if run.preset in PRESETS else "smoke",  # type: ignore[arg-type]
+        seed=run.seed,
+        device=str(run.device),
+        out_dir=str(run.path.parent.parent),
+        run_dir=str(run.path.resolve()),
+    )
+    run_config = run_config_from_config(cfg, common)
     total = len(cfg.variants) * cfg.num_seeds * cfg.num_rounds
     t0 = time.perf_counter()
     link, port = start_superlink(home, home / "superlink.log", simulation=True)
@@ -335,3 +380,43 @@ def _run_ray(cfg: FedOpenMatchConfig, run: RunDir) -> dict[str, Any]:
 def run(cfg: FedOpenMatchConfig, run_dir: RunDir) -> dict[str, Any]:
     """MethodSpec entry: run all jobs on the configured engine and return the results dict."""
     return _run_inline(cfg, run_dir) if cfg.engine == "inline" else _run_ray(cfg, run_dir)
+
+
+def dry_run(cfg: FedOpenMatchConfig, device: torch.device) -> dict[str, Any]:
+    """``--dry-run``: the preset's split (its real data set) and FedOpenMatch's network and SGD optimizer at
+    the preset's sizes, one client step (``L_m`` on 2 unlabelled images with the round's frozen
+    pseudo-labels), one server step (``L_s`` on 2 labelled images) and one evaluation at batch 2.
+
+    Returns ``parameters`` (trainable), ``train_loss`` (the client step's ``L_m``), ``server_loss`` and the
+    evaluation's ``open_bacc``/``closed_acc`` on the 2 test images.
+    """
+    from iclr26_federated.data.augment import strong_view, weak_view
+    from iclr26_federated.methods.fedopenmatch.model import client_loss, make_pseudo_labels, server_loss
+
+    params = dataclasses.replace(job_params(cfg, "fedopenmatch", 0, device=str(device)), batch_size=2)
+    split = load_split(params)
+    model = make_model(params, split.in_channels).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=params.lr, momentum=params.momentum, nesterov=params.momentum > 0)
+    gen = torch.Generator().manual_seed(0)
+    images = split.client_x[0][:2]
+    pl = make_pseudo_labels(model, images, params, device)
+    model.train()
+    xw = weak_view(torch.from_numpy(images), gen, hflip=params.hflip, device=device)
+    xs = strong_view(torch.from_numpy(images), gen, hflip=params.hflip, device=device)
+    loss, _ = client_loss(model, xw, xs, pl, params)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    x = weak_view(torch.from_numpy(split.server_x[:2]), gen, hflip=params.hflip, device=device)
+    s_loss = server_loss(model, x, torch.from_numpy(split.server_y[:2]).to(device), params)
+    opt.zero_grad(set_to_none=True)
+    s_loss.backward()
+    opt.step()
+    m = evaluate(model, split.test_x[:2], split.test_y[:2], params, device, chunk=2)
+    return {
+        "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "train_loss": float(loss.detach()),
+        "server_loss": float(s_loss.detach()),
+        "open_bacc": m.open_bacc,
+        "closed_acc": m.closed_acc,
+    }

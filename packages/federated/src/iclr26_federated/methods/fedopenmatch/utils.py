@@ -5,18 +5,20 @@
   simulation engine, without Ray: fast tests, the smoke preset, and the loop baseline of the benchmark.
   A ClientApp that raises yields an error reply, as in Flower's simulation engine.
 * :func:`config_from_run_config` — Flower's ``context.run_config`` (kebab-case keys from
-  ``[tool.flwr.app.config]`` or ``--run-config``) → a typed :class:`FedOpenMatchConfig`;
-  :func:`run_config_from_config` is its inverse (what ``flwr run --run-config`` receives).
+  ``[tool.flwr.app.config]`` or ``--run-config``) → a typed :class:`FedOpenMatchConfig` and the
+  :class:`RunConfigCommon` keys, both through the shared typed parser (``config_from_dict``);
+  :func:`run_config_from_config` is its inverse and :func:`write_run_config` writes it as the TOML file
+  that ``flwr run --run-config <file>.toml`` reads (``tomli_w``).
 * Flower processes for ``flwr run`` (the supported way to run a Flower app in flwr 1.42):
   :class:`FlowerProcess` starts ``flower-superlink`` / ``flower-supernode`` on free ports in their own
-  session and stops them by PID; :func:`flwr_run` submits this package's app to a SuperLink.
+  process group, stops them by PID, and gives each a reaper process that kills the group when this
+  process dies (SIGKILL included); :func:`flwr_run` submits this package's app to a SuperLink.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -24,8 +26,10 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any, Literal
 
+import annotated_types as at
+import tomli_w
 from flwr.app import Context, Error, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.common.constant import SUPERLINK_NODE_ID
@@ -34,7 +38,7 @@ from flwr.supercore.run import Run
 from flwr.supercore.task_identity import TaskIdentity
 
 from iclr26_federated.methods.fedopenmatch.config import PRESETS, FedOpenMatchConfig
-from iclr26_shared.config import config_from_dict, config_to_dict
+from iclr26_shared.config import config_from_dict, config_to_dict, validate
 from iclr26_shared.errors import ConfigError
 
 __all__ = [
@@ -49,17 +53,38 @@ __all__ = [
     "flower_env",
     "flwr_run",
     "free_port",
+    "RunConfigCommon",
     "run_config_from_config",
-    "run_config_string",
+    "write_run_config",
     "start_superlink",
     "start_supernode",
 ]
 
 #: The Flower app's directory (``packages/federated``: its pyproject.toml holds ``[tool.flwr.app]``).
 APP_DIR = Path(__file__).resolve().parents[4]
-#: Run-config keys besides the config fields: the base preset, the common flags, and ``run-dir`` (set by
-#: the CLI's ``ray`` engine: write into this existing run directory instead of a new one).
-COMMON_RUN_CONFIG = ("preset", "seed", "device", "out-dir", "run-dir")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfigCommon:
+    """The run-config keys besides the config fields (``[tool.flwr.app.config]`` declares both)."""
+
+    preset: Literal["smoke", "quick", "full"] = "smoke"
+    """The preset whose values the config fields left at "" take."""
+    seed: Annotated[int, at.Interval(ge=0, lt=2**63)] = 0
+    """Base seed of the run."""
+    device: str = "auto"
+    """Device of the server (auto, cpu, cuda, cuda:N)."""
+    out_dir: str = "runs"
+    """Root of a new run directory (a user's own ``flwr run``)."""
+    run_dir: str = ""
+    """Set by the CLI's ``ray`` engine: write into this existing run directory instead of a new one."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+
+#: Run-config keys besides the config fields, in kebab-case.
+COMMON_RUN_CONFIG = tuple(f.name.replace("_", "-") for f in dataclasses.fields(RunConfigCommon))
 
 #: Flower's ``ErrorCode.CLIENT_APP_RAISED_EXCEPTION``.
 CLIENT_APP_RAISED_EXCEPTION = 2
@@ -143,59 +168,57 @@ class InlineGrid(Grid):
         return list(self.pull_messages(list(self.push_messages(messages))))
 
 
-def config_from_run_config(run_config: Mapping[str, Any]) -> tuple[FedOpenMatchConfig, dict[str, Any]]:
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def config_from_run_config(run_config: Mapping[str, Any]) -> tuple[FedOpenMatchConfig, RunConfigCommon]:
     """Typed config from Flower's run config.
 
-    Keys are the config fields in kebab-case (``num-rounds``), every one declared in
-    ``[tool.flwr.app.config]`` with the value ``""`` = "the preset's value"; plus ``preset`` (the base
-    preset), the common flags ``seed``, ``device``, ``out-dir``, and ``run-dir``. ``variants`` is a
-    comma-separated string (Flower's run config holds scalars only). Returns ``(config, common)`` with
-    ``common = {"preset", "seed", "device", "out_dir", "run_dir"}``; an unknown key or a bad value raises
-    :class:`ConfigError` naming the key (and listing the known ones).
+    Keys are the config fields and the :class:`RunConfigCommon` fields in kebab-case (``num-rounds``), every
+    one declared in ``[tool.flwr.app.config]``; a field's ``""`` means "the preset's value". ``variants`` is
+    a comma-separated string (Flower's run config holds scalars only). Both halves go through the shared
+    typed parser, so an unknown key or a bad value raises :class:`ConfigError` naming it.
     """
-    values = {str(k).replace("-", "_"): v for k, v in run_config.items() if v != ""}
-    preset = str(values.pop("preset", "smoke"))
-    if preset not in PRESETS:
-        raise ConfigError("preset", preset, "one of " + ", ".join(PRESETS))
-    common = {
-        "preset": preset,
-        "seed": int(values.pop("seed", 0)),
-        "device": str(values.pop("device", "auto")),
-        "out_dir": str(values.pop("out_dir", "runs")),
-        "run_dir": str(values.pop("run_dir", "")),
-    }
-    names = {f.name for f in dataclasses.fields(FedOpenMatchConfig)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        known = ", ".join(sorted(n.replace("_", "-") for n in names) + list(COMMON_RUN_CONFIG))
-        raise ConfigError(unknown[0].replace("_", "-"), values[unknown[0]], f"a declared run-config key ({known})")
+    fields = {_kebab(f.name): f.name for f in dataclasses.fields(FedOpenMatchConfig)}
+    common_fields = {_kebab(f.name): f.name for f in dataclasses.fields(RunConfigCommon)}
+    values: dict[str, Any] = {}
+    common: dict[str, Any] = {}
+    for key, value in run_config.items():
+        key = str(key)
+        if key in common_fields:
+            if value != "":
+                common[common_fields[key]] = value
+        elif key in fields:
+            if value != "":
+                values[fields[key]] = value
+        else:
+            known = ", ".join(sorted(fields) + list(COMMON_RUN_CONFIG))
+            raise ConfigError(key, value, f"a declared run-config key ({known})")
     if isinstance(values.get("variants"), str):
         values["variants"] = [v.strip() for v in values["variants"].split(",") if v.strip()]
-    base = config_to_dict(PRESETS[preset])
-    base.update(values)
-    return config_from_dict(FedOpenMatchConfig, base), common
+    head = config_from_dict(RunConfigCommon, common)
+    base = config_to_dict(PRESETS[head.preset]) | values
+    return config_from_dict(FedOpenMatchConfig, base), head
 
 
-def run_config_from_config(cfg: FedOpenMatchConfig) -> dict[str, Any]:
-    """Every field of ``cfg`` as a run-config entry (kebab-case keys; tuples as comma strings)."""
+def run_config_from_config(cfg: FedOpenMatchConfig, common: RunConfigCommon | None = None) -> dict[str, Any]:
+    """Every field of ``cfg`` (and of ``common``, when given) as a run-config entry: kebab-case keys,
+    tuples as comma strings; the inverse of :func:`config_from_run_config`."""
     out: dict[str, Any] = {}
-    for key, value in config_to_dict(cfg).items():
-        out[key.replace("_", "-")] = ",".join(str(v) for v in value) if isinstance(value, list | tuple) else value
+    for part in (common, cfg):
+        for key, value in (config_to_dict(part) if part is not None else {}).items():
+            out[_kebab(key)] = ",".join(str(v) for v in value) if isinstance(value, list | tuple) else value
     return out
 
 
-def run_config_string(values: Mapping[str, Any]) -> str:
-    """``flwr run --run-config`` text: ``key=value`` pairs, TOML values (strings single-quoted)."""
-    parts = []
-    for key, value in values.items():
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, int | float):
-            text = repr(value)
-        else:
-            text = "'" + str(value).replace("'", "") + "'"
-        parts.append(f"{key}={text}")
-    return " ".join(parts)
+def write_run_config(values: Mapping[str, Any], path: Path) -> Path:
+    """Write ``values`` as the TOML file ``flwr run --run-config <path>`` reads (keys checked against
+    ``[tool.flwr.app.config]`` first: :func:`check_run_config_keys`); returns ``path``."""
+    check_run_config_keys(values)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(tomli_w.dumps(dict(values)), encoding="utf-8")
+    return path
 
 
 # --------------------------------------------------------------------------------------------------
@@ -234,16 +257,22 @@ def flower_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 class FlowerProcess:
-    """A Flower executable in its own session, output appended to ``log``; :meth:`stop` ends it (and the
-    children it spawned: same process group) by its PID.
+    """A Flower executable in its own process group (and session), output appended to ``log``;
+    :meth:`stop` ends it and the children it spawned (same process group) by its PID.
+
+    A small reaper process (:mod:`.reaper`) holds the read end of a pipe whose write end only this
+    process has: when this process dies without calling :meth:`stop` (SIGKILL, a crash), the pipe closes
+    and the reaper sends SIGTERM, then SIGKILL, to the Flower process group, so no ``flower-superlink``,
+    ``flwr run`` or ``flower-supernode`` outlives the run that started it.
 
     Args:
         args: Executable name (found in this venv's bin) and arguments.
         env: Environment (see :func:`flower_env`).
         log: File that receives stdout and stderr.
+        grace: Seconds between the reaper's SIGTERM and SIGKILL.
     """
 
-    def __init__(self, args: Sequence[str], env: Mapping[str, str], log: Path) -> None:
+    def __init__(self, args: Sequence[str], env: Mapping[str, str], log: Path, *, grace: float = 20.0) -> None:
         exe = Path(sys.executable).parent / args[0]
         self.args = [str(exe) if exe.exists() else args[0], *args[1:]]
         self.log = log
@@ -251,6 +280,14 @@ class FlowerProcess:
         self._fh: IO[bytes] = open(log, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             self.args, env=dict(env), stdout=self._fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        # the pipe's write end is non-inheritable (PEP 446): only this process holds it
+        self.reaper = subprocess.Popen(
+            [sys.executable, "-m", "iclr26_federated.methods.fedopenmatch.reaper", str(self.proc.pid), str(grace)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
 
     @property
@@ -273,24 +310,31 @@ class FlowerProcess:
             time.sleep(0.5)
 
     def stop(self, timeout: float = 30.0) -> None:
-        """SIGTERM to the process group ``pid`` (the process and the children it started), SIGKILL to what
-        is left after ``timeout`` s; idempotent."""
+        """End the process, its process group and every descendant (:func:`~.reaper.terminate_tree`:
+        SIGTERM, SIGKILL to what is left after ``timeout`` s), then dismiss the reaper; idempotent."""
+        from iclr26_federated.methods.fedopenmatch.reaper import terminate_tree
+
         try:
-            _signal_group(self.proc.pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and (self.alive() or _group_alive(self.proc.pid)):
-                time.sleep(0.2)
-            _signal_group(self.proc.pid, signal.SIGKILL)
+            if self.alive() or _group_alive(self.proc.pid):
+                terminate_tree(self.proc.pid, timeout)
             self.proc.wait()
         finally:
             self._fh.close()
+            self._dismiss_reaper()
 
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+    def _dismiss_reaper(self) -> None:
+        stdin = self.reaper.stdin
+        if stdin is not None and not stdin.closed:
+            try:
+                stdin.write(b"x")
+                stdin.close()
+            except OSError:  # the reaper is gone already
+                pass
+        try:
+            self.reaper.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.reaper.kill()
+            self.reaper.wait()
 
 
 def _group_alive(pgid: int) -> bool:
@@ -379,16 +423,17 @@ def flwr_run(
     timeout: float | None = None,
     poll: Callable[[], None] | None = None,
 ) -> int:
-    """``flwr run <app_dir> local --stream`` against the SuperLink on ``ports`` (its "local" connection
-        points there through ``FLWR_LOCAL_*`` ports); output appended to ``log``; ``poll()`` is called every
-    second while it runs (progress); returns the exit code."""
+    """``flwr run <app_dir> local --stream --run-config <log dir>/run-config.toml`` against the SuperLink on
+    ``port`` (its "local" connection points there through ``FLWR_LOCAL_*`` ports); output appended to
+    ``log``; ``poll()`` is called every second while it runs (progress); returns the exit code."""
     check_run_config_keys(run_config, app_dir)
     env = flower_env(
         home,
         FLWR_LOCAL_SUPERLINK_HTTP_API_PORT=str(port),
         FLWR_LOCAL_CONTROL_API_PORT=str(port),
     )
-    args = ["flwr", "run", str(app_dir), "local", "--stream", "--run-config", run_config_string(run_config)]
+    config_file = write_run_config(run_config, log.parent / "run-config.toml")
+    args = ["flwr", "run", str(app_dir), "local", "--stream", "--run-config", str(config_file)]
     if federation_config:
         args += ["--federation-config", federation_config]
     proc = FlowerProcess(args, env, log)

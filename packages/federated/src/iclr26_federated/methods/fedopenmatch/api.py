@@ -1,0 +1,188 @@
+"""FedOpenMatch on your own network and your own partitioned data: :func:`fit`.
+
+``fit`` runs the *same* ClientApp (``client_app.app``), :class:`~.strategy.FedOpenMatchStrategy` and
+server loop (:func:`~.train.federate`) as ``iclr26-federated fedopenmatch`` and ``flwr run``, through the
+in-process Grid (:class:`~.utils.InlineGrid`), on
+
+* your network: a feature extractor (any ``nn.Module`` mapping images ``[B, C, H, W]`` in ``[-1, 1]`` to
+  features ``[B, D]``), which ``fit`` wraps into an :class:`~iclr26_federated.nn.models.OpenSetNet` with
+  the inlier head h_c (K logits) and the OVA head h_d (2K logits); or an ``OpenSetNet`` of your own;
+* your data: the server's labelled images (labels ``0..K-1``), one unlabelled image set per client
+  (a list of arrays / tensors / Hugging Face datasets, or a Flower Datasets partitioner with its data set
+  assigned: one partition per client) and a test set whose labels are ``0..K-1`` for known classes and
+  ``K`` for anything unknown. Images are ``uint8 [N, H, W]`` (grey) or ``[N, H, W, 3]`` (RGB).
+
+Every knob is a :class:`~.config.FedOpenMatchConfig` field (``known_classes`` and ``num_clients`` are
+taken from the data); ``variant`` picks an ablation or a baseline (``no-la``, ``fedavg-openmatch``, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from iclr26_federated.data.augment import normalize
+from iclr26_federated.data.partition import OpenSetSplit
+from iclr26_federated.methods.fedopenmatch.config import FedOpenMatchConfig, job_params
+from iclr26_federated.methods.fedopenmatch.dataset import register_source, unregister_source
+from iclr26_federated.nn.models import OpenSetNet
+
+__all__ = ["FitResult", "fit", "to_images"]
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What :func:`fit` returns.
+
+    Attributes:
+        model: The final global :class:`OpenSetNet` (eval mode, on the requested device); predict with
+            ``iclr26_federated.nn.metrics.openmatch_predict(*model(x))`` (K = "unknown").
+        history: One row per round (0 = after the server's warm-up): the test metrics ``open_bacc``,
+            ``closed_acc``, ``unknown_recall``, ``known_recall`` and the clients' pseudo-label pass rate.
+        final: The last row's test metrics.
+        failures: Client failures (the round went on without them).
+    """
+
+    model: OpenSetNet
+    history: list[dict[str, Any]]
+    final: dict[str, float]
+    failures: list[dict[str, Any]]
+
+
+def to_images(data: Any, image_column: str = "image") -> np.ndarray:
+    """``uint8 [N, H, W(, 3)]`` from an integer array (values 0..255), a tensor, a list of PIL images /
+    arrays, or a Hugging Face dataset (its ``image_column``); a ``ValueError`` naming what was expected
+    otherwise."""
+    if hasattr(data, "column_names"):  # a datasets.Dataset (e.g. a flwr-datasets partition)
+        if image_column not in data.column_names:
+            raise ValueError(f"the data set has no {image_column!r} column (columns: {data.column_names})")
+        column = data.with_format("numpy")[image_column]
+        data = column if isinstance(column, np.ndarray) and column.dtype != object else [np.asarray(x) for x in column]
+    if isinstance(data, torch.Tensor):
+        data = data.numpy()
+    arr = np.stack([np.asarray(x) for x in data]) if isinstance(data, list | tuple) else np.asarray(data)
+    ok_values = np.issubdtype(arr.dtype, np.integer) and (arr.size == 0 or (arr.min() >= 0 and arr.max() <= 255))
+    if not ok_values or arr.ndim not in (3, 4) or (arr.ndim == 4 and arr.shape[-1] != 3):
+        raise ValueError(
+            f"images must be integers in [0, 255] shaped [N, H, W] or [N, H, W, 3], got {arr.dtype} {list(arr.shape)}"
+        )
+    return arr.astype(np.uint8, copy=False)
+
+
+def _clients(clients: Any, image_column: str) -> tuple[np.ndarray, ...]:
+    if hasattr(clients, "load_partition") and hasattr(clients, "num_partitions"):  # a flwr-datasets Partitioner
+        parts = [clients.load_partition(i) for i in range(clients.num_partitions)]
+    elif isinstance(clients, Sequence):
+        parts = list(clients)
+    else:
+        raise ValueError("clients must be a list of per-client image sets or a flwr-datasets Partitioner")
+    if len(parts) < 2:
+        raise ValueError(f"FedOpenMatch needs at least 2 clients, got {len(parts)}")
+    return tuple(to_images(p, image_column) for p in parts)
+
+
+def _labels(y: Any, low: int, high: int, what: str) -> np.ndarray:
+    arr = np.asarray(y.numpy() if isinstance(y, torch.Tensor) else y).astype(np.int64)
+    if arr.ndim != 1 or (arr.size and (arr.min() < low or arr.max() > high)):
+        raise ValueError(f"{what} labels must be integers in [{low}, {high}], got range [{arr.min()}, {arr.max()}]")
+    return arr
+
+
+def fit(
+    model: nn.Module,
+    server_data: tuple[Any, Any],
+    clients: Any,
+    test_data: tuple[Any, Any],
+    *,
+    num_known: int,
+    config: FedOpenMatchConfig | None = None,
+    variant: str = "fedopenmatch",
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    image_column: str = "image",
+    verbose: bool = False,
+) -> FitResult:
+    """Train ``model`` with FedOpenMatch on the server's labelled set and the clients' unlabelled sets.
+
+    Args:
+        model: A feature extractor (wrapped into an ``OpenSetNet`` with K-way inlier and OVA heads) or an
+            ``OpenSetNet``. It is copied: the one you pass is left untouched.
+        server_data: ``(images, labels)``: the labelled set D_s, labels in ``[0, K)``.
+        clients: One unlabelled image set per client (list), or a flwr-datasets ``Partitioner``.
+        test_data: ``(images, labels)``, labels in ``[0, K]`` (K = unknown).
+        num_known: K.
+        config: Every other knob (rounds, steps, thresholds, LA, LCR, ...); default
+            ``FedOpenMatchConfig()`` (10 rounds).
+        variant: ``fedopenmatch`` or an ablation/baseline of :data:`~.config.VARIANTS`.
+        seed: Seed of the clients' augmentations and batch order and of the server's batches.
+        device: Where the server and the clients train.
+        image_column: The image column of Hugging Face data sets.
+        verbose: Show Flower's per-round log lines.
+    """
+    dev = torch.device(device)
+    server_x = to_images(server_data[0], image_column)
+    server_y = _labels(server_data[1], 0, num_known - 1, "server")
+    test_x = to_images(test_data[0], image_column)
+    test_y = _labels(test_data[1], 0, num_known, "test")
+    client_x = _clients(clients, image_column)
+    if len(server_x) != len(server_y) or len(test_x) != len(test_y):
+        raise ValueError("server_data and test_data need as many labels as images")
+    split = OpenSetSplit(
+        name="user",
+        num_known=num_known,
+        known_classes=tuple(range(num_known)),
+        unknown_classes=(),
+        server_x=server_x,
+        server_y=server_y,
+        client_x=client_x,
+        client_y=(),
+        client_orig=(),
+        test_x=test_x,
+        test_y=test_y,
+    )
+    net = model if isinstance(model, OpenSetNet) else _wrap(model, num_known, server_x)
+    cfg = dataclasses.replace(
+        config or FedOpenMatchConfig(), known_classes=num_known, num_clients=len(client_x), engine="inline"
+    )
+    from iclr26_federated.methods.fedopenmatch.client_app import app as client_app
+    from iclr26_federated.methods.fedopenmatch.train import federate
+    from iclr26_federated.methods.fedopenmatch.utils import InlineGrid
+
+    key = register_source(split, _copy(net))
+    flwr_log = logging.getLogger("flwr")
+    level = flwr_log.level
+    flwr_log.setLevel(logging.INFO if verbose else logging.ERROR)  # the strategy's banners and per-round lines
+    try:
+        params = job_params(cfg, variant, seed, device=str(dev), source=key)
+        record, trained = federate(InlineGrid(client_app, cfg.num_clients), params, dev)
+    finally:
+        unregister_source(key)
+        flwr_log.setLevel(level)
+    return FitResult(trained.eval(), record["history"], record["final"], record["failures"])
+
+
+def _copy(net: OpenSetNet) -> OpenSetNet:
+    import copy
+
+    return copy.deepcopy(net).cpu()
+
+
+def _wrap(extractor: nn.Module, num_known: int, server_x: np.ndarray) -> OpenSetNet:
+    """``OpenSetNet(extractor, K)`` with D read off one forward pass on two server images."""
+    dim = getattr(extractor, "out_dim", None)
+    if dim is None:
+        with torch.no_grad():
+            was = extractor.training
+            feats = extractor.eval()(normalize(torch.from_numpy(server_x[:2])))
+            extractor.train(was)
+        if feats.ndim != 2:
+            raise ValueError(f"the extractor must return features [B, D], got shape {list(feats.shape)}")
+        dim = int(feats.shape[1])
+    return OpenSetNet(extractor, num_known, feature_dim=int(dim))
