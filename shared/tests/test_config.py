@@ -93,7 +93,7 @@ def test_validate_accepts_the_defaults_and_ints_for_floats() -> None:
         ({"n": True}, "n", "an integer"),
         ({"k": -1}, "k", "a number >= 0"),
         ({"p": 1.5}, "p", "<= 1"),
-        ({"p": float("nan")}, "p", ">= 0"),
+        ({"p": float("nan")}, "p", "(not NaN)"),
         ({"widths": (4, 0)}, "widths[1]", "a number > 0"),
         ({"widths": "4,8"}, "widths", "a tuple (not a comma string)"),
         ({"widths": [4, 8]}, "widths", "a tuple"),

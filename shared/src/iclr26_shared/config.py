@@ -79,158 +79,123 @@ UnitFloat = Annotated[float, at.Interval(ge=0, le=1)]
 # validate(): types and annotated-types constraints of every field
 # --------------------------------------------------------------------------------------------------
 
-_HINTS: dict[type, dict[str, Any]] = {}
-
-_BOUNDS = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
-
-
-def _constraint_text(meta: Any) -> str | None:
-    """Words for one annotated-types constraint (None for metadata we do not check, e.g. docs)."""
-    if isinstance(meta, at.Interval):
-        parts = [f"{op} {getattr(meta, k):g}" for k, op in _BOUNDS if getattr(meta, k) is not None]
-        return " and ".join(parts)
-    for k, op in _BOUNDS:
-        if type(meta).__name__.lower() == k:
-            return f"{op} {getattr(meta, k):g}"
-    if isinstance(meta, at.MultipleOf):
-        return f"a multiple of {meta.multiple_of}"
-    if isinstance(meta, at.MinLen):
-        return f"at least {meta.min_length} item(s)"
-    if isinstance(meta, at.MaxLen):
-        return f"at most {meta.max_length} item(s)"
-    if isinstance(meta, at.Len):
-        hi = "" if meta.max_length is None else f" and at most {meta.max_length}"
-        return f"at least {meta.min_length}{hi} item(s)"
-    if isinstance(meta, at.Predicate):
-        return getattr(meta.func, "__doc__", None) or f"satisfying {getattr(meta.func, '__name__', 'a predicate')}"
-    return None
+_ADAPTERS: dict[type, Any] = {}
+#: Per config class: the words for each ``at.Predicate`` (its function's docstring), by function name.
+_PREDICATES: dict[type, dict[str, str]] = {}
 
 
-def _satisfies(value: Any, meta: Any) -> bool:
-    if isinstance(meta, at.Interval):
-        return all(_satisfies(value, c) for c in meta)
-    if isinstance(meta, at.Gt):
-        return value > meta.gt
-    if isinstance(meta, at.Ge):
-        return value >= meta.ge
-    if isinstance(meta, at.Lt):
-        return value < meta.lt
-    if isinstance(meta, at.Le):
-        return value <= meta.le
-    if isinstance(meta, at.MultipleOf):
-        return value % meta.multiple_of == 0
-    if isinstance(meta, at.MinLen):
-        return len(value) >= meta.min_length
-    if isinstance(meta, at.MaxLen):
-        return len(value) <= meta.max_length
-    if isinstance(meta, at.Len):
-        return len(value) >= meta.min_length and (meta.max_length is None or len(value) <= meta.max_length)
-    if isinstance(meta, at.Predicate):
-        return bool(meta.func(value))
-    return True
+def _predicate_words(tp: Any, out: dict[str, str]) -> None:
+    if get_origin(tp) is Annotated:
+        for meta in get_args(tp)[1:]:
+            if isinstance(meta, at.Predicate):
+                name = getattr(meta.func, "__name__", "")
+                out[name] = (meta.func.__doc__ or "").strip() or f"satisfying {name}"
+    for arg in get_args(tp):
+        if arg is not Ellipsis and not isinstance(arg, str | int | float | bool):
+            _predicate_words(arg, out)
 
 
-def _check(value: Any, tp: Any, where: str) -> None:  # noqa: C901 - one branch per supported type
-    """Raise ConfigError unless ``value`` is an instance of annotation ``tp`` meeting its constraints."""
-    if tp is Any:
-        return
+def _adapter(cls: type) -> Any:
+    """One pydantic ``TypeAdapter`` per config class, over a TypedDict of its fields' annotations (strict:
+    no coercion; pydantic reads the ``annotated-types`` bounds natively)."""
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        from pydantic import ConfigDict, TypeAdapter
+        from typing_extensions import TypedDict
+
+        hints = get_type_hints(cls, include_extras=True)
+        fields = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+        words: dict[str, str] = {}
+        for name, tp in fields.items():
+            _reject_mutable(tp, name)
+            _predicate_words(tp, words)
+        _PREDICATES[cls] = words
+        typed = TypedDict(f"{cls.__name__}Fields", fields)  # pyright: ignore[reportArgumentType]
+        setattr(typed, "__pydantic_config__", ConfigDict(strict=True, arbitrary_types_allowed=True))  # noqa: B010
+        adapter = _ADAPTERS[cls] = TypeAdapter(typed)
+    return adapter
+
+
+def _reject_mutable(tp: Any, where: str) -> None:
     origin = get_origin(tp)
-    if origin is Annotated:
-        base, *metadata = get_args(tp)
-        _check(value, base, where)
-        for meta in metadata:
-            text = _constraint_text(meta)
-            if text is None:
-                continue
-            if isinstance(value, float) and math.isnan(value):
-                raise ConfigError(where, value, f"a number {text}")
-            if not _satisfies(value, meta):
-                kind = "a number" if isinstance(value, int | float) else "a value with"
-                raise ConfigError(where, value, f"{kind} {text}")
-        return
-    if origin is Literal:
-        choices = get_args(tp)
-        if not any(value == c and type(value) is type(c) for c in choices):
-            raise ConfigError(where, value, "one of " + ", ".join(repr(c) for c in choices))
-        return
-    if origin in (typing.Union, types.UnionType):
-        args = get_args(tp)
-        if value is None and type(None) in args:
-            return
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                _check(value, arg, where)
-                return
-            except ConfigError as err:
-                errors.append(err.expected)
-        raise ConfigError(where, value, " or ".join(errors) or _type_name(tp))
-    if origin is tuple or tp is tuple:
-        if not isinstance(value, tuple):
-            hint = " (not a comma string)" if isinstance(value, str) else ""
-            raise ConfigError(where, value, f"a tuple{hint}")
-        args = get_args(tp)
-        if args and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(value) != len(args):
-                raise ConfigError(where, value, f"a tuple of {len(args)} items")
-            for i, (v, a) in enumerate(zip(value, args, strict=True)):
-                _check(v, a, f"{where}[{i}]")
-        elif args:
-            for i, v in enumerate(value):
-                _check(v, args[0], f"{where}[{i}]")
-        return
-    if origin in (list, dict) or tp in (list, dict):
+    if origin in (list, dict, set) or tp in (list, dict, set):
         raise TypeError(f"config field '{where}': use a tuple (frozen configs hold no lists or dicts), got {tp!r}")
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        if not isinstance(value, tp):
-            raise ConfigError(where, value, f"a {tp.__name__}")
-        return
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(where, value, "true or false")
-        return
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(where, value, "an integer")
-        return
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(where, value, "a number")
-        return
-    if tp is str:
-        if not isinstance(value, str):
-            raise ConfigError(where, value, "a string")
-        return
-    if tp is Path:
-        if not isinstance(value, Path):
-            raise ConfigError(where, value, "a path")
-        return
-    if tp is type(None):
-        if value is not None:
-            raise ConfigError(where, value, "None")
-        return
-    if isinstance(tp, type):
-        if not isinstance(value, tp):
-            raise ConfigError(where, value, f"a {tp.__name__}")
-        return
-    raise TypeError(f"config field '{where}' has an annotation validate() does not support: {tp!r}")
+    for arg in get_args(tp):
+        if arg is not Ellipsis and not isinstance(arg, str | int | float | bool):
+            _reject_mutable(arg, where)
+
+
+_BOUND_WORDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="), "less_than": ("lt", "<")}
+_BOUND_WORDS["less_than_equal"] = ("le", "<=")
+_TYPE_WORDS = {
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "path_type": "a path",
+    "none_required": "None",
+    "finite_number": "a finite number",
+}
+
+
+def _expected(err: Mapping[str, Any], predicates: Mapping[str, str]) -> str:
+    """Our words for one pydantic error (``ConfigError.expected``)."""
+    kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
+    if kind == "predicate_failed":
+        name = str(err.get("msg", "")).removeprefix("Predicate ").removesuffix(" failed").strip("'")
+        return predicates.get(name, f"satisfying {name}")
+    if kind in _BOUND_WORDS:
+        key, op = _BOUND_WORDS[kind]
+        bound = f"{ctx[key]:g}" if isinstance(ctx.get(key), int | float) else str(ctx.get(key))
+        nan = isinstance(value, float) and math.isnan(value)
+        return f"a number {op} {bound}" + (" (not NaN)" if nan else "")
+    if kind in _TYPE_WORDS:
+        return _TYPE_WORDS[kind]
+    if kind == "literal_error":
+        return f"one of {str(ctx.get('expected', '')).replace(' or ', ', ')}"
+    if kind == "multiple_of":
+        return f"a multiple of {ctx.get('multiple_of')}"
+    if kind == "too_short":
+        return f"at least {ctx.get('min_length')} item(s)"
+    if kind == "too_long":
+        return f"at most {ctx.get('max_length')} item(s)"
+    if kind == "tuple_type":
+        return "a tuple (not a comma string)" if isinstance(value, str) else "a tuple"
+    if kind in ("is_instance_of", "dataclass_exact_type", "dataclass_type", "model_type"):
+        cls = ctx.get("class") or ctx.get("class_name") or "instance of the annotated type"
+        return f"a {cls}"
+    msg = str(err.get("msg", "a valid value"))
+    return msg.removeprefix("Input should be ").removeprefix("Value error, ")
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    """``("lrs", 1)`` -> ``"lrs[1]"`` (union member tags, which are strings, are dropped)."""
+    return str(loc[0]) + "".join(f"[{x}]" for x in loc[1:] if isinstance(x, int))
 
 
 def validate(cfg: object) -> None:
     """Check every field of the dataclass ``cfg`` against its annotation and its ``annotated-types``
     constraints (``Gt``, ``Ge``, ``Lt``, ``Le``, ``Interval``, ``MultipleOf``, ``MinLen``, ``MaxLen``,
-    ``Len``, ``Predicate``; items of typed tuples too); raises :class:`ConfigError` naming the first bad
-    field. Call it first thing in ``__post_init__``; write only cross-field rules by hand after it."""
+    ``Len``, ``Predicate``; items of typed tuples too) with pydantic in strict mode; raises
+    :class:`ConfigError` naming the first bad field, its value and what was expected (for a union, what
+    each member expected). Call it first thing in ``__post_init__``; write only cross-field rules by hand
+    after it."""
+    from pydantic import ValidationError
+
     cls = type(cfg)
     if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
         raise TypeError(f"validate() expects a dataclass instance, got {cls.__name__}")
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = _HINTS[cls] = get_type_hints(cls, include_extras=True)
-    for f in dataclasses.fields(cfg):
-        _check(getattr(cfg, f.name), hints[f.name], f.name)
+    values = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+    try:
+        _adapter(cls).validate_python(values)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        where = _field_path(errors[0]["loc"])
+        same = [e for e in errors if _field_path(e["loc"]) == where]
+        expected = " or ".join(dict.fromkeys(_expected(e, _PREDICATES.get(cls, {})) for e in same))
+        value = values.get(where, errors[0].get("input")) if "[" not in where else errors[0].get("input")
+        raise ConfigError(where, value, expected) from None
 
 
 # --------------------------------------------------------------------------------------------------
