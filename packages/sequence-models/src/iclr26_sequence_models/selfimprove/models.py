@@ -75,6 +75,7 @@ class CharCodec:
             raise ValueError("CharCodec: alphabet has repeated characters")
         self.alphabet = alphabet
         self.pad_id, self.eos_id, self.bos_id = self.PAD, self.EOS, self.BOS
+        self.stop_ids: frozenset[int] = frozenset({self.EOS})
         self._index = {c: i + 3 for i, c in enumerate(alphabet)}
 
     @property
@@ -149,12 +150,16 @@ def as_codec(tokenizer: Any, *, chat: bool | None = None, model: Any = None) -> 
 
 
 def disable_dropout(model: torch.nn.Module) -> torch.nn.Module:
-    """Set ``p = 0`` in every ``nn.Dropout`` of ``model`` and zero its config's dropout rates (TRL's
-    ``disable_dropout_in_model``, on by default in GRPOTrainer and DPOTrainer): with dropout on, the GRPO ratio
+    """Set ``p = 0`` in every ``nn.Dropout`` of ``model``, zero the functional rates its modules keep
+    (``attention_dropout`` of transformers' attention) and its config's (TRL's ``disable_dropout_in_model``,
+    on by default in GRPOTrainer and DPOTrainer): with dropout on, the GRPO ratio
     is not 1 on-policy and DPO's policy and reference log-probs differ at step 0. Returns ``model``."""
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
+        for name in ("attention_dropout", "dropout"):  # functional dropout rates (transformers' attention)
+            if isinstance(getattr(module, name, None), float):
+                setattr(module, name, 0.0)
     cfg = getattr(model, "config", None)
     for name in ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop"):
         if cfg is not None and isinstance(getattr(cfg, name, None), float):

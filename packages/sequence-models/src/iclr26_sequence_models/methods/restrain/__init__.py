@@ -11,9 +11,10 @@ if TYPE_CHECKING:
     from iclr26_sequence_models.methods.restrain.claims import claims, report
     from iclr26_sequence_models.methods.restrain.config import PRESETS, RestrainConfig
     from iclr26_sequence_models.methods.restrain.spec import SPEC
-    from iclr26_sequence_models.methods.restrain.train import run
+    from iclr26_sequence_models.methods.restrain.train import run, train_label_free
 
 _EXPORTS: dict[str, str] = {
+    "train_label_free": "iclr26_sequence_models.methods.restrain.train",
     "SPEC": "iclr26_sequence_models.methods.restrain.spec",
     "PRESETS": "iclr26_sequence_models.methods.restrain.config",
     "RestrainConfig": "iclr26_sequence_models.methods.restrain.config",
@@ -22,7 +23,7 @@ _EXPORTS: dict[str, str] = {
     "report": "iclr26_sequence_models.methods.restrain.claims",
 }
 
-__all__ = ["PRESETS", "SPEC", "RestrainConfig", "claims", "report", "run"]
+__all__ = ["PRESETS", "SPEC", "RestrainConfig", "claims", "report", "run", "train_label_free"]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -40,7 +41,15 @@ from iclr26_sequence_models.selfimprove.training import evaluate_samples
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
-__all__ = ["evaluate", "offline_prompt_weights", "rl_step", "run", "train_label_free", "variant_settings"]
+__all__ = [
+    "dry_run",
+    "evaluate",
+    "offline_prompt_weights",
+    "rl_step",
+    "run",
+    "train_label_free",
+    "variant_settings",
+]
 
 #: Completion text → final answer (None when the completion has none).
 Extract = Callable[[str], "str | None"]
@@ -302,6 +311,74 @@ def train_label_free(
         )
     model.train(was_training)
     return policy
+
+
+def dry_run(cfg: RestrainConfig, device: torch.device) -> dict[str, Any]:
+    """The preset's policy at its real size (the tiny Llama untrained, or SmolLM2-135M from its wheel) on 4
+    problems of its task: (tiny) one supervised pre-training step on 2 pairs, one RESTRAIN RL step on 1 prompt x
+    2 rollouts (batch 2) and a 1-sample evaluation of 2 problems. ``train_loss``: the pre-training loss for the
+    tiny model, the RL loss for SmolLM2."""
+    from iclr26_sequence_models.selfimprove.models import load_smollm2, tiny_llama
+    from iclr26_sequence_models.selfimprove.training import supervised_batch
+
+    task = ArithmeticTask(
+        terms=cfg.terms,
+        digits=cfg.digits,
+        sizes={"pretrain": 4, "train": 4, "test": 4},
+        seed=0,
+        style="compact" if cfg.model == "tiny" else "chat",
+    )
+    if cfg.model == "smollm2":
+        model, codec = load_smollm2(device)
+        pre_loss = None
+    else:
+        codec = CharCodec(ArithmeticTask.ALPHABET)
+        longest = max(len(p.prompt) for split in task.splits.values() for p in split) + 1
+        model = tiny_llama(
+            codec.vocab_size,
+            hidden_size=cfg.tiny_hidden,
+            num_layers=cfg.tiny_layers,
+            num_heads=cfg.tiny_heads,
+            max_positions=max(32, longest + cfg.max_new_tokens + 8),
+        ).to(device)
+        ids, mask, labels = supervised_batch(
+            codec, [(p.prompt, task.target(p)) for p in task.splits["pretrain"][:2]], device
+        )
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        loss = torch.nn.functional.cross_entropy(
+            logits[:, :-1].reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1)
+        )
+        loss.backward()
+        model.zero_grad(set_to_none=True)
+        pre_loss = float(loss.item())
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    small = replace(cfg, rollouts=2, prompts_per_step=1, kappa=min(cfg.kappa, 2))
+    policy = _prepare_policy(model, small)
+    opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, weight_decay=0.0)
+    problems = task.splits["train"][:1]
+    diag = rl_step(
+        policy,
+        policy,
+        model,
+        codec,
+        [p.prompt for p in problems],
+        task.extract,
+        [1.0],
+        variant_settings("restrain", small)[0],
+        small,
+        opt,
+        seed=0,
+        score=lambda i, a: task.score(a, problems[i]),
+    )
+    metrics = evaluate(policy, codec, task, task.splits["test"][:2], replace(cfg, eval_samples=1), 0)
+    return {
+        "parameters": sum(p.numel() for p in policy.parameters() if p.requires_grad),
+        "train_loss": pre_loss if pre_loss is not None else diag["loss"],
+        "rl_loss": diag["loss"],
+        "eval_pass@1": metrics["pass@1"],
+    }
 
 
 def _train_variant(

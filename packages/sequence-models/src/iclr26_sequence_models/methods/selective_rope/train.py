@@ -31,7 +31,7 @@ from iclr26_sequence_models.nn.model import SequenceModel
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
-__all__ = ["make_optimizer", "run", "sharded_loss", "train_one"]
+__all__ = ["dry_run", "make_optimizer", "run", "sharded_loss", "train_one"]
 
 
 def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
@@ -136,6 +136,32 @@ def train_one(
         "params": model.num_parameters(),
         "train_seconds": time.perf_counter() - t0,
     }
+
+
+def dry_run(cfg: SelectiveRopeConfig, device: torch.device) -> dict[str, Any]:
+    """For every task of ``cfg``: its data (2 training sequences, 2 evaluation items per set), the Selective
+    RoPE model and AdamW at the preset's real sizes, one training step at batch 2 and one evaluation.
+    ``parameters`` / ``train_loss`` are the largest task's; ``tasks`` holds each task's."""
+    per_task: dict[str, dict[str, Any]] = {}
+    for task_name in cfg.tasks:
+        s = dataclasses.replace(cfg.settings(task_name), batch_size=2, eval_size=2)
+        task = make_task(s, 0)
+        torch.manual_seed(0)
+        model = build_model(s, "selective", task.vocab_size, cfg.rope_theta).to(device)
+        opt = make_optimizer(model, s.lr, cfg.weight_decay)
+        x, y = task.train_batch(0)
+        logits, _ = model(x.to(device))
+        loss = F.cross_entropy(
+            logits.float().reshape(-1, logits.shape[-1]), y.to(device).reshape(-1), ignore_index=IGNORE_INDEX
+        )
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        model.eval()
+        metric = task.evaluate(model, device)["metric"]
+        per_task[task_name] = {"parameters": model.num_parameters(), "train_loss": float(loss.item()), "metric": metric}
+    largest = max(per_task.values(), key=lambda r: r["parameters"])
+    return {"parameters": int(largest["parameters"]), "train_loss": largest["train_loss"], "tasks": per_task}
 
 
 def _candidates(cfg: SelectiveRopeConfig, task: str, position: str) -> list[tuple[float, dict[str, bool]]]:

@@ -11,9 +11,11 @@ if TYPE_CHECKING:
     from iclr26_sequence_models.methods.semantic_voting.claims import claims, report
     from iclr26_sequence_models.methods.semantic_voting.config import PRESETS, SemanticVotingConfig
     from iclr26_sequence_models.methods.semantic_voting.spec import SPEC
-    from iclr26_sequence_models.methods.semantic_voting.train import run
+    from iclr26_sequence_models.methods.semantic_voting.train import run, semantic_voting, semantic_voting_pairs
 
 _EXPORTS: dict[str, str] = {
+    "semantic_voting_pairs": "iclr26_sequence_models.methods.semantic_voting.train",
+    "semantic_voting": "iclr26_sequence_models.methods.semantic_voting.train",
     "SPEC": "iclr26_sequence_models.methods.semantic_voting.spec",
     "PRESETS": "iclr26_sequence_models.methods.semantic_voting.config",
     "SemanticVotingConfig": "iclr26_sequence_models.methods.semantic_voting.config",
@@ -22,7 +24,16 @@ _EXPORTS: dict[str, str] = {
     "report": "iclr26_sequence_models.methods.semantic_voting.claims",
 }
 
-__all__ = ["PRESETS", "SPEC", "SemanticVotingConfig", "claims", "report", "run"]
+__all__ = [
+    "PRESETS",
+    "SPEC",
+    "SemanticVotingConfig",
+    "claims",
+    "report",
+    "run",
+    "semantic_voting",
+    "semantic_voting_pairs",
+]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -19,31 +19,43 @@ DPO runs go through :mod:`iclr26_shared.distributed` (each rank takes its share 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from iclr26_sequence_models.methods.semantic_voting.config import SemanticVotingConfig
 from iclr26_sequence_models.methods.semantic_voting.model import build_base
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts, pack_completions
-from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, disable_dropout
+from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, disable_dropout
 from iclr26_sequence_models.selfimprove.rl import token_logprobs
 from iclr26_sequence_models.selfimprove.semantic import MINILM_PARAMS, dpo_loss, embed_texts, semantic_vote_pair
 from iclr26_sequence_models.selfimprove.tasks import TextItem, best_chrf
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
-__all__ = ["confidence_scores", "dpo_train", "evaluate", "judge_scores", "run", "sample_candidates"]
+__all__ = [
+    "confidence_scores",
+    "dpo_train",
+    "dry_run",
+    "evaluate",
+    "judge_scores",
+    "run",
+    "sample_candidates",
+    "semantic_voting",
+    "semantic_voting_pairs",
+]
 
 PairList = list[tuple[str, str, str]]  # (prompt, chosen, rejected)
 
 
 @torch.no_grad()
-def evaluate(model: Any, codec: CharCodec, items: Sequence[TextItem], cfg: SemanticVotingConfig) -> dict[str, float]:
+def evaluate(model: Any, codec: Codec, items: Sequence[TextItem], cfg: SemanticVotingConfig) -> dict[str, float]:
     """Greedy decoding; mean (multi-reference) chrF, its standard error over items (``chrf_se``) and exact match
     against each item's correct references."""
     scores, exact = [], []
@@ -61,7 +73,7 @@ def evaluate(model: Any, codec: CharCodec, items: Sequence[TextItem], cfg: Seman
 
 @torch.no_grad()
 def sample_candidates(
-    model: Any, codec: CharCodec, prompts: list[str], cfg: SemanticVotingConfig, seed: int
+    model: Any, codec: Codec, prompts: list[str], cfg: SemanticVotingConfig, seed: int
 ) -> list[list[str]]:
     """``samples`` candidates per prompt (temperature, top-p), stripped."""
     out: list[list[str]] = []
@@ -93,14 +105,14 @@ def _seq_logps(
 
 
 @torch.no_grad()
-def confidence_scores(model: Any, codec: CharCodec, prompt: str, cands: list[str]) -> list[float]:
+def confidence_scores(model: Any, codec: Codec, prompt: str, cands: list[str]) -> list[float]:
     """Entropy-minimisation score: the mean token log-prob of each candidate under the policy (higher =
     more confident, i.e. lower sampled-token entropy)."""
     return _seq_logps(model, codec, [prompt] * len(cands), cands, mean=True).tolist()
 
 
 @torch.no_grad()
-def judge_scores(model: Any, codec: CharCodec, prompt: str, cands: list[str]) -> list[float]:
+def judge_scores(model: Any, codec: Codec, prompt: str, cands: list[str]) -> list[float]:
     """Self-judging score ``log p("y") − log p("n")`` of the next token after the judge prompt
     ``prompt + candidate + "?"`` (the policy judges its own candidates)."""
     device = next(model.parameters()).device
@@ -124,7 +136,7 @@ def _extreme_pair(prompt: str, cands: list[str], scores: list[float]) -> tuple[s
 def build_pairs(
     variant: str,
     base: Any,
-    codec: CharCodec,
+    codec: Codec,
     prompts: list[str],
     cands: list[list[str]],
     cfg: SemanticVotingConfig,
@@ -203,7 +215,7 @@ def build_pairs(
 
 def dpo_train(
     base: Any,
-    codec: CharCodec,
+    codec: Codec,
     pairs: PairList,
     cfg: SemanticVotingConfig,
     seed: int,
@@ -262,6 +274,122 @@ def dpo_train(
                 run_dir.log(step_offset + len(losses), variant=tag, dpo_loss=dist.mean({"l": losses[-1]})["l"])
     policy.eval()
     return policy, losses
+
+
+def _embed_with(embedder: Any) -> Callable[[list[str]], np.ndarray]:
+    """``texts -> [N, d]`` unit-norm embeddings from a sentence-transformers model, a callable, or None
+    (all-MiniLM-L6-v2 from its wheel)."""
+    if embedder is None:
+        return lambda texts: embed_texts(texts)
+    if hasattr(embedder, "encode"):
+        return lambda texts: np.asarray(
+            embedder.encode(texts, normalize_embeddings=True, show_progress_bar=False), dtype=np.float32
+        )
+    return lambda texts: np.asarray(embedder(texts), dtype=np.float32)
+
+
+def semantic_voting_pairs(
+    prompts: Sequence[str],
+    candidates: Sequence[Sequence[str]],
+    *,
+    embedder: Any = None,
+    cfg: SemanticVotingConfig | None = None,
+    clustering: bool = True,
+) -> PairList:
+    """Semantic Voting's (prompt, chosen, rejected) pairs from **your** sampled candidates.
+
+    ``candidates[i]``: the N answers sampled for ``prompts[i]``; ``embedder``: a sentence-transformers model,
+    a callable ``texts -> [N, d]`` embeddings, or None (all-MiniLM-L6-v2); ``cfg`` supplies
+    ``min_cluster_size``, ``min_samples`` (+ semantics), ``filter_length`` and ``distance``. Prompts without a
+    cluster, or whose best and worst members are the same string, give no pair."""
+    cfg = cfg or SemanticVotingConfig()
+    embed = _embed_with(embedder)
+    pairs: PairList = []
+    for prompt, cs in zip(prompts, candidates, strict=True):
+        cs = list(cs)
+        emb = embed(cs) if cs else np.zeros((0, 1), np.float32)
+        emb = emb / np.maximum(np.linalg.norm(emb, axis=-1, keepdims=True), 1e-12)
+        pair = semantic_vote_pair(
+            cs,
+            emb,
+            min_cluster_size=cfg.min_cluster_size,
+            min_samples=cfg.min_samples,
+            min_samples_semantics=cfg.min_samples_semantics,
+            filter_length=cfg.filter_length,
+            distance=cfg.distance,
+            clustering=clustering,
+        )
+        if pair is not None and cs[pair.chosen] != cs[pair.rejected]:
+            pairs.append((prompt, cs[pair.chosen], cs[pair.rejected]))
+    return pairs
+
+
+def semantic_voting(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    *,
+    embedder: Any = None,
+    cfg: SemanticVotingConfig | None = None,
+    seed: int = 0,
+) -> tuple[Any, PairList]:
+    """Semantic Voting self-improvement of **your** causal LM on **your** unlabelled prompts: sample
+    ``cfg.samples`` answers per prompt (``temperature``, ``top_p``, ``max_new_tokens``), build the pairs
+    (:func:`semantic_voting_pairs`), train DPO from the model (``dpo_beta``, ``lr``, ``epochs``,
+    ``batch_size``, ``warmup``). ``tokenizer``: a Hugging Face tokenizer or a Codec. Returns the trained
+    policy (a copy; ``model`` is the frozen reference) and the pairs."""
+    cfg = cfg or SemanticVotingConfig()
+    codec = as_codec(tokenizer, model=model)
+    was_training = model.training
+    model.eval()
+    cands = sample_candidates(model, codec, list(prompts), cfg, seed + 11)
+    pairs = semantic_voting_pairs(prompts, cands, embedder=embedder, cfg=cfg)
+    policy, _ = dpo_train(model, codec, pairs, cfg, seed, DistContext())
+    model.train(was_training)
+    return policy, pairs
+
+
+def dry_run(cfg: SemanticVotingConfig, device: torch.device) -> dict[str, Any]:
+    """The preset's policy at its real size (``tiny_hidden``, ``tiny_layers``) on a few of its task's items:
+    one supervised pre-training step, one DPO step on a pair of sampled candidates at batch 2, one greedy
+    evaluation of 2 items; no embedder load (the pair is the first two distinct samples)."""
+    from iclr26_sequence_models.methods.semantic_voting.model import build_task
+    from iclr26_sequence_models.selfimprove.models import tiny_llama
+    from iclr26_sequence_models.selfimprove.training import supervised_batch
+
+    task = build_task(cfg, 0)
+    items = task.splits["test"][:2]
+    codec = CharCodec(task.ALPHABET)
+    context = 1 + max(len(it.prompt) for it in items) + 2 * max(cfg.max_new_tokens, task.max_words_len + 2) + 2
+    model = tiny_llama(
+        codec.vocab_size,
+        hidden_size=cfg.tiny_hidden,
+        num_layers=cfg.tiny_layers,
+        num_heads=cfg.tiny_heads,
+        max_positions=context,
+    ).to(device)
+    ids, mask, labels = supervised_batch(codec, task.pretrain_pairs()[:2], device)
+    logits = model(input_ids=ids, attention_mask=mask).logits
+    pre = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1))
+    pre.backward()
+    model.zero_grad(set_to_none=True)
+    model.eval()
+    prompts = [it.prompt for it in items]
+    small = dataclasses.replace(cfg, samples=2, epochs=1, batch_size=2, filter_length=2, min_cluster_size=2)
+    cands = sample_candidates(model, codec, prompts, small, 0)
+    pairs: PairList = [
+        (p, cs[0] or "a", cs[1] if cs[1] != cs[0] else (cs[1] + "a")) for p, cs in zip(prompts, cands, strict=True)
+    ]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    _, losses = dpo_train(model, codec, pairs, small, 0, DistContext())
+    metrics = evaluate(model, codec, items, cfg)
+    return {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "train_loss": float(losses[0]),
+        "pretrain_loss": float(pre.item()),
+        "eval_chrf": metrics["chrf"],
+    }
 
 
 def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
