@@ -131,3 +131,25 @@ def test_markdown_table_formats_numbers_and_escapes_pipes() -> None:
 
     with pytest.raises(ValueError, match="row 0 has 1 cells, the header 2"):
         markdown_table(["a", "b"], [["only"]])
+
+
+def test_progress_bar_fits_80_columns() -> None:
+    import io
+
+    from rich.console import Console
+
+    from iclr26_shared.progress import _FIXED_COLUMNS, ProgressBar, fit
+
+    assert fit("abcdef", 4) == "abc…" and fit("abc", 4) == "abc" and fit("abc", 0) == ""
+    buf = io.StringIO()
+    console = Console(file=buf, width=80, force_terminal=True, color_system=None)
+    with ProgressBar(10, "ogmm", console=console) as bar:
+        assert bar._metrics_width == 80 - _FIXED_COLUMNS - len("ogmm")
+        for i in range(10):
+            bar.advance(loss=1.0 / (i + 1), accuracy=0.5, label="a long label " * 4)
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())
+    lines = [ln for ln in text.replace("\r", "\n").splitlines() if "ogmm" in ln]
+    assert lines and all(len(ln.rstrip()) <= 80 for ln in lines), max(lines, key=len)
+    assert "loss=0.1" in lines[-1] and lines[-1].rstrip().endswith("…")  # cut on its own line, not wrapped

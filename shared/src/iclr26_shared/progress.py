@@ -9,11 +9,21 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "fit"]
 
 
 def _fmt(metrics: dict[str, float | str]) -> str:
     return "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items())
+
+
+#: Columns the bar's fixed parts take besides the description and the metrics (bar 20, counts, times).
+_FIXED_COLUMNS = 48
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis, so a bar line never wraps."""
+    width = max(width, 0)
+    return text if len(text) <= width else (text[: max(width - 1, 0)] + "…" if width else "")
 
 
 class ProgressBar:
@@ -27,16 +37,26 @@ class ProgressBar:
                 bar.advance(loss=loss.item())
 
     With ``quiet=True`` (or when stderr is not a terminal) it prints at most ``log_every_s`` one log line
-    with step, ETA and metrics instead of redrawing a bar.
+    with step, ETA and metrics instead of redrawing a bar. The bar keeps to the terminal's width (80
+    columns included): the metrics are cut with an ellipsis rather than wrapped. A long unit of work
+    (an epoch, a whole model fit) should advance the bar inside the unit, in steps, not only at its end.
     """
 
     def __init__(
-        self, total: int, description: str = "", *, quiet: bool = False, completed: int = 0, log_every_s: float = 10.0
+        self,
+        total: int,
+        description: str = "",
+        *,
+        quiet: bool = False,
+        completed: int = 0,
+        log_every_s: float = 10.0,
+        console: Console | None = None,
     ) -> None:
         self.total = int(total)
         self.completed = int(completed)
         self.description = description
-        self.quiet = quiet or not sys.stderr.isatty()
+        self.quiet = quiet or (console is None and not sys.stderr.isatty())
+        self._console = console
         self.log_every_s = log_every_s
         self.metrics: dict[str, float | str] = {}
         self._progress: Progress | None = None
@@ -44,18 +64,21 @@ class ProgressBar:
         self._start = time.monotonic()
         self._start_completed = self.completed
         self._last_log = 0.0
+        self._metrics_width = 80
 
     def __enter__(self) -> ProgressBar:
         if not self.quiet:
+            console = self._console or Console(stderr=True)
+            self._metrics_width = console.width - _FIXED_COLUMNS - len(self.description)
             self._progress = Progress(
                 TextColumn("[bold]{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=20),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
                 TextColumn("eta"),
                 TimeRemainingColumn(),
                 TextColumn("{task.fields[metrics]}"),
-                console=Console(stderr=True),
+                console=console,
                 transient=False,
             )
             self._progress.__enter__()
@@ -77,7 +100,7 @@ class ProgressBar:
         self.completed += n
         self.metrics.update(metrics)
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, advance=n, metrics=_fmt(self.metrics))
+            self._progress.update(self._task, advance=n, metrics=fit(_fmt(self.metrics), self._metrics_width))
             return
         now = time.monotonic()
         if now - self._last_log >= self.log_every_s or self.completed >= self.total:
