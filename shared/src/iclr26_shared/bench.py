@@ -20,7 +20,6 @@ import contextlib
 import ctypes
 import gc
 import os
-import resource
 import statistics
 import sys
 import threading
@@ -64,22 +63,22 @@ capacity (all cores × wall time) while it ran; its wall-time claims are then no
 
 
 def _busy_cpu_seconds() -> float | None:
-    """CPU seconds the whole machine spent busy since boot (``/proc/stat``: user + nice + system + irq +
-    softirq + steal); None where there is no ``/proc/stat`` (not Linux)."""
+    """CPU seconds the whole machine spent busy since boot (psutil: user + nice + system + irq + softirq +
+    steal, all CPUs); None where psutil cannot tell."""
+    import psutil
+
     try:
-        with open("/proc/stat") as fh:
-            fields = fh.readline().split()
-    except OSError:
+        t = psutil.cpu_times()
+    except (OSError, RuntimeError):
         return None
-    if not fields or fields[0] != "cpu" or len(fields) < 9:
-        return None
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[1:9])
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+    return sum(float(getattr(t, name, 0.0)) for name in ("user", "nice", "system", "irq", "softirq", "steal"))
 
 
 def _own_cpu_seconds() -> float:
-    """CPU seconds of this process (all threads) and of its waited-for children."""
-    t = os.times()
+    """CPU seconds of this process (all threads) and of its waited-for children (psutil)."""
+    import psutil
+
+    t = psutil.Process().cpu_times()
     return t.user + t.system + t.children_user + t.children_system
 
 
@@ -89,11 +88,11 @@ class CpuShare:
 
     ``foreign_fraction = max(0, busy − own) / (wall · cpus)``: the share of the machine's CPU capacity used
     by *other* processes (other runs, tests, anyone's jobs; niced ones count too). None when unknown (no
-    ``/proc/stat``) or before the block ended. Clock-tick rounding (10 ms per core) makes very short
+    psutil) or before the block ended. Clock-tick rounding (10 ms per core) makes very short
     blocks noisy; wall-time claims run for seconds.
 
     Attributes:
-        cpus: Logical CPUs of the machine (``/proc/stat`` counts all of them).
+        cpus: Logical CPUs of the machine (psutil's machine-wide times count all of them).
         wall_s: Wall time of the block.
         own_cpu_s: CPU seconds of this process and its waited-for children during the block.
         busy_cpu_s: CPU seconds the whole machine was busy during the block (None: unknown).
@@ -149,12 +148,10 @@ def cpu_share() -> Iterator[CpuShare]:
 
 
 def _rss_bytes() -> int:
-    """Resident set size of this process (``/proc/self/statm``; peak RSS from getrusage elsewhere)."""
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:  # not Linux: the lifetime peak is the best we have
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """Resident set size of this process now (psutil)."""
+    import psutil
+
+    return int(psutil.Process().memory_info().rss)
 
 
 def _release_free_heap() -> None:
