@@ -11,7 +11,7 @@
   :mod:`~iclr26_shared.plotting`, :mod:`~iclr26_shared.bench`, :mod:`~iclr26_shared.testing`.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from iclr26_shared.config import (
     NonNegFloat,
@@ -27,6 +27,7 @@ from iclr26_shared.config import (
     validate,
 )
 from iclr26_shared.errors import CheckpointError, ConfigError, DataError, Iclr26Error, UsageError
+from iclr26_shared.lazy import lazy_exports
 from iclr26_shared.runner import CommonFlags, execute
 from iclr26_shared.spec import PRESET_NAMES, Claim, MethodSpec, Resources
 
@@ -51,14 +52,6 @@ _LAZY = {
     "seed_everything": "iclr26_shared.seeding",
     "set_rng_state": "iclr26_shared.seeding",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'iclr26_shared' has no attribute {name!r}")
 
 
 __version__ = "0.1.0"
@@ -97,3 +90,5 @@ __all__ = [
     "set_rng_state",
     "validate",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
