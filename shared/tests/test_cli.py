@@ -127,3 +127,11 @@ def test_dry_run_builds_steps_and_exits_0_without_a_run_directory(tmp_path) -> N
     assert out["parameters"] == 9 and out["eval_loss"] < out["train_loss"] + 10 and out["peak_rss_bytes"] > 2**20
     res = run_cli(lambda a: run_methods(methods, a, prog="t"), ["toy-ridge", "--dry-run", "--out-dir", str(tmp_path)])
     assert res.code == 2 and "--dry-run is not available" in res.err and len(res.err.strip().splitlines()) == 1
+
+
+def test_help_shows_each_fields_bounds() -> None:
+    from iclr26_shared.testing import TOY_SPEC, run_cli
+
+    res = run_cli(lambda a: run_methods({TOY_SPEC.name: TOY_SPEC}, a, prog="t"), ["toy-ridge", "--help"])
+    text = " ".join(res.out.split())
+    assert res.code == 0 and "(default: 256; > 0)" in text and "(default: 0.1; >= 0)" in text, res.out

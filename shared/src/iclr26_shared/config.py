@@ -63,16 +63,24 @@ __all__ = [
     "validate",
 ]
 
+
+def _shown(bound: str) -> Any:
+    """A tyro marker that adds the bound to the field's ``--help`` line: ``(default: 64; > 0)``."""
+    import tyro
+
+    return tyro.conf.arg(help_behavior_hint=lambda default: f"(default: {default}; {bound})")
+
+
 #: An integer > 0.
-PosInt = Annotated[int, at.Gt(0)]
+PosInt = Annotated[int, at.Gt(0), _shown("> 0")]
 #: An integer >= 0.
-NonNegInt = Annotated[int, at.Ge(0)]
+NonNegInt = Annotated[int, at.Ge(0), _shown(">= 0")]
 #: A float > 0.
-PosFloat = Annotated[float, at.Gt(0)]
+PosFloat = Annotated[float, at.Gt(0), _shown("> 0")]
 #: A float >= 0.
-NonNegFloat = Annotated[float, at.Ge(0)]
+NonNegFloat = Annotated[float, at.Ge(0), _shown(">= 0")]
 #: A float in [0, 1] (probabilities, fractions).
-UnitFloat = Annotated[float, at.Interval(ge=0, le=1)]
+UnitFloat = Annotated[float, at.Interval(ge=0, le=1), _shown("in [0, 1]")]
 
 
 # --------------------------------------------------------------------------------------------------
