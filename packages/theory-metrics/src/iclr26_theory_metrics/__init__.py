@@ -8,6 +8,7 @@ Public API (imported lazily so that ``iclr26 list`` stays fast)::
     metrics = neural_collapse_metrics(features, labels, weights)   # [N, p], [N], [K, p] -> dict of floats
     d_lr = richness(features, outputs)                              # [n, p], [n, C] -> float in [0, 1]
     h = hsic(x, y)                                                  # [n, p], [n, q] -> 0-dim float64 tensor
+    out = evaluate_unlearning(model, forget, retain, test)          # OTR of the forget set, with its MC interval
 """
 
 from __future__ import annotations
@@ -17,14 +18,19 @@ from typing import TYPE_CHECKING
 from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from iclr26_theory_metrics.methods.hsic_unlearning.protocol import evaluate_unlearning
     from iclr26_theory_metrics.nn import MLP, VGG9, ResNet9, build_model
     from iclr26_theory_metrics.ops.hsic import (
         HSICInputError,
         classify_subset,
+        f1_score,
         hsic,
         hsic_permutation_null,
         hsic_test,
+        jsd,
+        mmd2_unbiased,
         split_half_dependence,
+        split_half_mean,
     )
     from iclr26_theory_metrics.ops.neural_collapse import (
         METRIC_KEYS,
@@ -68,12 +74,16 @@ __all__ = [
     "VGG9",
     "build_model",
     "classify_subset",
+    "evaluate_unlearning",
+    "f1_score",
     "hsic",
     "hsic_permutation_null",
     "hsic_test",
+    "jsd",
     "kernel_distance",
     "make_optimizer",
     "measure_model",
+    "mmd2_unbiased",
     "naive_neural_collapse_metrics",
     "nc_metrics_from_stats",
     "parameter_norm",
@@ -82,6 +92,7 @@ __all__ = [
     "richness_spectrum",
     "simulate_ufm",
     "split_half_dependence",
+    "split_half_mean",
 ]
 
 _WHERE = {
@@ -110,9 +121,21 @@ _WHERE = {
         "iclr26_theory_metrics.ops.richness",
     ),
     **dict.fromkeys(
-        ["HSICInputError", "classify_subset", "hsic", "hsic_permutation_null", "hsic_test", "split_half_dependence"],
+        [
+            "HSICInputError",
+            "classify_subset",
+            "f1_score",
+            "hsic",
+            "hsic_permutation_null",
+            "hsic_test",
+            "jsd",
+            "mmd2_unbiased",
+            "split_half_dependence",
+            "split_half_mean",
+        ],
         "iclr26_theory_metrics.ops.hsic",
     ),
+    "evaluate_unlearning": "iclr26_theory_metrics.methods.hsic_unlearning.protocol",
     **dict.fromkeys(
         ["SGDW", "InterpolatedAdamW", "Signum", "SignumW", "make_optimizer"], "iclr26_theory_metrics.optim"
     ),

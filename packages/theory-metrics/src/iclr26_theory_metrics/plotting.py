@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from iclr26_shared.plotting import plot_bars, plot_curves
+from iclr26_shared.plotting import plot_bars, plot_curves, save_figure
 from iclr26_shared.runs import RunDir
 
 __all__ = ["plot_richness_spectrum", "plot_training", "plot_ufm"]
@@ -44,6 +44,33 @@ def _envelope(values: Sequence[float], window: int) -> tuple[list[float], list[f
     return xs, ys
 
 
+def _plot_overlaid(
+    path: Path, curves: Mapping[str, tuple[list[float], list[float]]], *, xlabel: str, ylabel: str, title: str
+) -> Path:
+    """Log-y line plot in which a curve that lies exactly on another stays visible: simulations are solid lines,
+    each "(theory)" curve is dashed, wider-spaced and drawn with sparse open markers in its simulation's colour
+    (Theorems 3.1–3.2 match the simulation to 1e-9, so a plain line would hide it)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    colours: dict[str, Any] = {}
+    markers = iter(("o", "s", "^", "D", "v", "P"))
+    for name, (x, y) in curves.items():
+        base = name.removesuffix(" (theory)")
+        if name.endswith(" (theory)"):
+            every = max(1, len(x) // 12)
+            ax.plot(x, y, label=name, color=colours.get(base), linestyle=(0, (6, 4)), linewidth=2.2,
+                    marker=next(markers, "o"), markevery=every, markerfacecolor="none", markersize=7)  # fmt: skip
+        else:
+            (line,) = ax.plot(x, y, label=name, linewidth=1.2)
+            colours[name] = line.get_color()
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return save_figure(fig, path)
+
+
 def plot_ufm(run: RunDir, traces: dict[str, Any], *, num_classes: int, steps: int) -> None:
     """``figures/ufm_sgd.png`` (Thms 3.1–3.2: simulated α_t and theory) and ``figures/ufm_signgd.png``
     (Thm 3.3 with its closed form; Thm 3.4 as the envelope of α_t over windows of T/100 steps)."""
@@ -73,14 +100,8 @@ def plot_ufm(run: RunDir, traces: dict[str, Any], *, num_classes: int, steps: in
             if theory is not None:
                 curves[names[key] + " (theory)"] = _positive(xs, theory)
         if curves:
-            plot_curves(
-                run.figure_path(fig),
-                curves,
-                xlabel="step",
-                ylabel="α_t = |Wᵀ1|²/K",
-                title=f"UFM, K = {num_classes}",
-                logy=True,
-            )
+            _plot_overlaid(run.figure_path(fig), curves, xlabel="step", ylabel="α_t = |Wᵀ1|²/K",
+                           title=f"UFM, K = {num_classes}")  # fmt: skip
 
 
 def plot_training(run: RunDir, runs: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> None:

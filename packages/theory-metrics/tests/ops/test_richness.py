@@ -204,3 +204,62 @@ def test_baselines_kernel_distance_and_parameter_norm() -> None:
         layer.weight.fill_(2.0)
         layer.bias.fill_(-1.0)
     assert parameter_norm(layer) == pytest.approx(6 * 4.0 + 2 * 1.0)
+
+
+def _numpy_d_lr(phi: torch.Tensor, f: torch.Tensor, *, centred_span: bool, a1: float, a2: float) -> float:
+    """An independent D_LR: linear CKA (Kornblith et al., 2019: HSIC(K, L) / √(HSIC(K, K) HSIC(L, L)) with
+    HSIC(K, L) = tr(KHLH)) between T = ΦΦᵀ and T_MP = a₁11ᵀ + a₂P, P the orthogonal projection (numpy lstsq /
+    pinv, no SVD basis) onto the span of the outputs F (``centred_span=False``: the literal definition) or of the
+    centred outputs HF (the notes' estimator)."""
+    import numpy as np
+
+    x, y = phi.numpy(), f.numpy()
+    n = x.shape[0]
+    h = np.eye(n) - 1.0 / n
+    span = h @ y if centred_span else y
+    proj = span @ np.linalg.pinv(span)
+    k, t_mp = x @ x.T, a1 * np.ones((n, n)) + a2 * proj
+
+    def hsic(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.trace(a @ h @ b @ h))
+
+    return 1.0 - hsic(k, t_mp) / math.sqrt(hsic(k, k) * hsic(t_mp, t_mp))
+
+
+@pytest.mark.parametrize("centre", [True, False])
+def test_both_readings_of_the_span_match_an_independent_cka(centre: bool) -> None:
+    """Biased outputs (the constant is not in their span): the two readings differ, and each equals the
+    independent numpy CKA with T_MP's own a₁, a₂ (which centring makes irrelevant), streamed or not."""
+    g = torch.Generator().manual_seed(5)
+    phi = torch.randn(150, 12, generator=g, dtype=torch.float64)
+    f = phi[:, :3] @ torch.randn(3, 4, generator=g, dtype=torch.float64) + torch.randn(150, 4, generator=g).double()
+    f = f + torch.tensor([2.0, -1.0, 0.5, 3.0], dtype=torch.float64)  # biased logits
+    expected = _numpy_d_lr(phi, f, centred_span=centre, a1=0.7, a2=1.3)
+    assert expected == pytest.approx(_numpy_d_lr(phi, f, centred_span=centre, a1=5.0, a2=0.2), rel=1e-10)
+    assert richness(phi, f, centre_outputs=centre) == pytest.approx(expected, rel=1e-9)
+    assert richness(phi + 50.0, f, centre_outputs=centre, chunk_size=17) == pytest.approx(expected, rel=1e-7)
+    assert naive_richness(phi, f, centre_outputs=centre) == pytest.approx(expected, rel=1e-9)
+    other = _numpy_d_lr(phi, f, centred_span=not centre, a1=1.0, a2=1.0)
+    assert abs(other - expected) > 1e-3  # the switch matters on biased outputs
+
+
+def test_the_readings_agree_when_the_constant_is_in_the_span() -> None:
+    """A least-squares read-out with an intercept of one-hot labels has rows summing to 1, so the constant lies in
+    the outputs' span (centred rank C − 1) and both readings give the same D_LR."""
+    g = torch.Generator().manual_seed(6)
+    y = torch.arange(200) % 5
+    phi = torch.randn(200, 20, generator=g, dtype=torch.float64)
+    design = torch.cat([phi, torch.ones(200, 1, dtype=torch.float64)], 1)
+    out = design @ torch.linalg.lstsq(design, torch.nn.functional.one_hot(y, 5).double()).solution
+    assert torch.linalg.matrix_rank(out - out.mean(0)) == 4
+    assert richness(phi, out, centre_outputs=False) == pytest.approx(richness(phi, out), rel=1e-9)
+
+
+def test_zero_without_classes() -> None:
+    """D_LR = 0 does not imply neural collapse: continuous outputs with no classes whose span the features equal
+    give 0 too."""
+    g = torch.Generator().manual_seed(7)
+    f = torch.randn(100, 3, generator=g, dtype=torch.float64)  # a regression output, no classes
+    rot = torch.linalg.qr(torch.randn(3, 3, generator=g, dtype=torch.float64))[0]
+    phi = 3.0 * _span_basis(f) @ rot  # isotropic on the outputs' span
+    assert richness(phi, f) == pytest.approx(0.0, abs=1e-12)

@@ -8,6 +8,7 @@ richness metrics read ``features(x)`` and ``classifier`` as for the image models
 from __future__ import annotations
 
 import torch
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from iclr26_theory_metrics.nn.models import FeatureClassifier
@@ -44,8 +45,10 @@ class _Body(nn.Module):
         return self.norm(x[:, -1])
 
 
-class ModularTransformer(FeatureClassifier):
+class ModularTransformer(FeatureClassifier, PyTorchModelHubMixin):
     """``tokens [B, L]`` (L ≤ ``length``) → logits ``[B, num_classes]``; ``features(tokens)`` is ``[B, dim]``.
+    ``save_pretrained(dir)`` / ``ModularTransformer.from_pretrained(dir)`` (huggingface_hub's mixin: safetensors
+    and the ``__init__`` arguments as ``config.json``, offline from a local folder).
 
     Args:
         vocab: Number of token ids (P + 1 for modular addition).

@@ -401,10 +401,12 @@ def nc_metrics_from_stats(
 def _prepare(
     features: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    h = _check_matrix("features", features)
+    # the metrics are measurements, not a loss: a model's live parameters (requires_grad) are read detached
+    h = _check_matrix("features", features.detach() if isinstance(features, torch.Tensor) else features)
     if h.shape[0] == 0:
         raise NCInputError("features are empty (N = 0)")
-    w = _check_matrix("weights", weights, dim=h.shape[1]).to(h.device)
+    w = _check_matrix("weights", weights.detach() if isinstance(weights, torch.Tensor) else weights, dim=h.shape[1])
+    w = w.to(h.device)
     if w.shape[0] < 2:
         raise NCInputError(
             f"weights must have K >= 2 rows (one per class), got K = {w.shape[0]}: one class cannot collapse"
@@ -444,7 +446,7 @@ def neural_collapse_metrics(
     for start in range(0, h.shape[0], step):
         acc.update(h[start : start + step], y[start : start + step])
     stats = acc.finalize()
-    counter = NC4Counter(w, stats.means, bias)
+    counter = NC4Counter(w, stats.means, bias.detach() if isinstance(bias, torch.Tensor) else bias)
     ev = h if eval_features is None else _check_matrix("eval_features", eval_features, dim=p).to(h.device)
     for start in range(0, max(int(ev.shape[0]), 1), step):
         counter.update(ev[start : start + step])

@@ -20,6 +20,23 @@ Everything is expressed through the centred second moments :math:`S_{\Phi\Phi} =
 first batch's means, so large offsets do not cancel) and never forms an n × n kernel. :func:`naive_richness` is
 the literal n × n twin used by the tests. All in float64.
 
+Two readings of :math:`\hat H` (``centre_outputs``). The definition takes :math:`P_{\hat H}` onto the span of the
+*uncentred* outputs :math:`\hat F`; centring the kernel then gives :math:`H T_{MP} H = a_2 H P_{\hat H} H`, which is
+not a projection when the constant is not in :math:`\operatorname{col}(\hat F)` (biased logits). The research
+notes' inferred finite-sample estimator (the paper's Appendix E could not be read) instead projects onto the span
+of the *centred* outputs :math:`F_c` (the formula above). ``centre_outputs=True`` (default, the notes' estimator)
+is that one; ``False`` is the literal definition, from the same moments: with :math:`G = \hat F^\top\hat F`
+(uncentred, rank r), :math:`a = n\,\mu_F^\top G^{+}\mu_F = \tfrac1n 1^\top P_{\hat H} 1 \in [0, 1]`,
+
+.. math:: \mathrm{CKA} = \frac{\operatorname{tr}(S_{\Phi F} G^{+} S_{\Phi F}^\top)}
+          {\lVert S_{\Phi\Phi}\rVert_F \sqrt{r - 1 + (1 - a)^2}}
+
+(:math:`\lVert H P_{\hat H} H\rVert_F^2 = r - 2a + a^2`). The two agree whenever the constant lies in the span
+of the outputs (a = 1, e.g. a least-squares read-out with an intercept of one-hot targets).
+
+D_LR = 0 does not imply neural collapse: any features that are a linear map of the outputs give 0, also for
+continuous outputs with no classes at all (a regression network whose penultimate layer is its output's span).
+
 Properties (tested): :math:`D_{LR} \in [0, 1]`; exactly 0 when the centred features are isotropic on the span of
 the centred outputs (plus any constant); exactly 1 when the centred features are orthogonal to that span;
 invariant to an isotropic scaling or rotation of the features, to adding a constant to them, and to any
@@ -76,18 +93,38 @@ def _check(name: str, x: object, *, rows: int | None = None, cols: int | None = 
     return x.to(_DTYPE)
 
 
-def _cka_from_moments(s_pp: torch.Tensor, s_pf: torch.Tensor, s_ff: torch.Tensor, rcond: float) -> float:
-    """:math:`1 - \\mathrm{tr}(S_{\\Phi F} S_{FF}^+ S_{\\Phi F}^\\top) / (\\lVert S_{\\Phi\\Phi}\\rVert_F \\sqrt r)`."""
-    evals, evecs = torch.linalg.eigh(0.5 * (s_ff + s_ff.T))
-    top = float(evals.max()) if evals.numel() else 0.0
+def _cka_from_moments(
+    s_pp: torch.Tensor,
+    s_pf: torch.Tensor,
+    s_ff: torch.Tensor,
+    rcond: float,
+    *,
+    mean_f: torch.Tensor | None = None,
+    n: int = 0,
+) -> float:
+    """:math:`1 - \\mathrm{tr}(S_{\\Phi F} S_{FF}^+ S_{\\Phi F}^\\top) / (\\lVert S_{\\Phi\\Phi}\\rVert_F \\sqrt r)`
+    (centred outputs); with ``mean_f`` [C] and ``n`` given, the uncentred reading (module docstring): G = S_FF +
+    n μμᵀ in place of S_FF and √(r − 1 + (1 − a)²) in place of √r."""
     norm_pp = float(torch.linalg.matrix_norm(s_pp))
-    if top <= 0.0 or norm_pp == 0.0:
+    if float(torch.linalg.matrix_norm(s_ff)) == 0.0 or norm_pp == 0.0:
+        return math.nan  # outputs or features without variance
+    g = s_ff if mean_f is None else s_ff + n * torch.outer(mean_f, mean_f)
+    evals, evecs = torch.linalg.eigh(0.5 * (g + g.T))
+    top = float(evals.max()) if evals.numel() else 0.0
+    if top <= 0.0:
         return math.nan
     keep = evals > rcond * top
     r = int(keep.sum())
-    v = evecs[:, keep] / evals[keep].sqrt()  # S_FF^{+1/2} on its range, [C, r]
-    captured = float((s_pf @ v).square().sum())  # tr(S_ΦF S_FF^+ S_ΦF^T)
-    cka = captured / (norm_pp * math.sqrt(r))
+    v = evecs[:, keep] / evals[keep].sqrt()  # G^{+1/2} on its range, [C, r]
+    captured = float((s_pf @ v).square().sum())  # tr(S_ΦF G^+ S_ΦF^T)
+    if mean_f is None:
+        norm_mp = math.sqrt(r)
+    else:
+        a = min(max(n * float((mean_f @ v).square().sum()), 0.0), 1.0)  # (1/n) 1ᵀ P 1
+        norm_mp = math.sqrt(max(r - 1 + (1.0 - a) ** 2, 0.0))
+        if norm_mp == 0.0:
+            return math.nan  # the outputs span only the constant
+    cka = captured / (norm_pp * norm_mp)
     return 1.0 - min(max(cka, 0.0), 1.0)
 
 
@@ -102,10 +139,11 @@ class RichnessAccumulator:
         d_lr = acc.value()
     """
 
-    def __init__(self, *, rcond: float = 1e-10) -> None:
+    def __init__(self, *, rcond: float = 1e-10, centre_outputs: bool = True) -> None:
         if not (isinstance(rcond, float | int) and 0.0 <= rcond < 1.0):
             raise RichnessInputError(f"rcond must be a number in [0, 1), got {rcond!r}")
         self.rcond = float(rcond)
+        self.centre_outputs = bool(centre_outputs)
         self.n = 0
         self._shift: tuple[torch.Tensor, torch.Tensor] | None = None
         self._sums: list[torch.Tensor] = []  # Σφ, Σf, Σφφᵀ, Σφfᵀ, Σffᵀ of the shifted rows
@@ -138,14 +176,24 @@ class RichnessAccumulator:
         s_pp = s_aa - self.n * torch.outer(mu_a, mu_a)
         s_pf = s_ab - self.n * torch.outer(mu_a, mu_b)
         s_ff = s_bb - self.n * torch.outer(mu_b, mu_b)
-        return _cka_from_moments(s_pp, s_pf, s_ff, self.rcond)
+        if self.centre_outputs:
+            return _cka_from_moments(s_pp, s_pf, s_ff, self.rcond)
+        assert self._shift is not None
+        mean_f = mu_b + self._shift[1].to(mu_b.device)
+        return _cka_from_moments(s_pp, s_pf, s_ff, self.rcond, mean_f=mean_f, n=self.n)
 
 
 def richness(
-    features: torch.Tensor, outputs: torch.Tensor, *, rcond: float = 1e-10, chunk_size: int | None = None
+    features: torch.Tensor,
+    outputs: torch.Tensor,
+    *,
+    rcond: float = 1e-10,
+    chunk_size: int | None = None,
+    centre_outputs: bool = True,
 ) -> float:
     """:math:`D_{LR} = 1 - \\mathrm{CKA}(T, T_{MP})` of ``features [n, p]`` and ``outputs [n, C]`` (module
-    docstring), accumulated in chunks of ``chunk_size`` rows (all at once by default). Returns a float in
+    docstring), accumulated in chunks of ``chunk_size`` rows (all at once by default); ``centre_outputs`` picks
+    the reading of Ĥ (span of the centred outputs, default, or of the outputs as they are). Returns a float in
     [0, 1] (NaN when the features or the outputs have no variance). Raises :class:`RichnessInputError` for
     n < 2, C = 0 or p = 0, mismatched rows, NaN/inf or non-tensor input."""
     phi = _check("features", features)
@@ -155,16 +203,19 @@ def richness(
     step = phi.shape[0] if chunk_size is None else chunk_size
     if not (isinstance(step, int) and step >= 1):
         raise RichnessInputError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-    acc = RichnessAccumulator(rcond=rcond)
+    acc = RichnessAccumulator(rcond=rcond, centre_outputs=centre_outputs)
     for start in range(0, phi.shape[0], step):
         acc.update(phi[start : start + step], f[start : start + step])
     return acc.value()
 
 
-def naive_richness(features: torch.Tensor, outputs: torch.Tensor, *, rcond: float = 1e-10) -> float:
+def naive_richness(
+    features: torch.Tensor, outputs: torch.Tensor, *, rcond: float = 1e-10, centre_outputs: bool = True
+) -> float:
     """The literal twin of :func:`richness`: the centred n × n kernels :math:`K_1 = \\Phi_c\\Phi_c^\\top` and
-    :math:`K_2 = QQ^\\top` (Q from the SVD of :math:`F_c`) and CKA = ⟨K_1, K_2⟩_F / (‖K_1‖_F ‖K_2‖_F).
-    O(n²) memory; for tests and the benchmark baseline."""
+    :math:`K_2 = QQ^\\top` (Q from the SVD of :math:`F_c`; with ``centre_outputs=False`` :math:`K_2 = HQQ^\\top H`
+    with Q from the SVD of F) and CKA = ⟨K_1, K_2⟩_F / (‖K_1‖_F ‖K_2‖_F). O(n²) memory; for tests and the benchmark
+    baseline."""
     phi = _check("features", features)
     f = _check("outputs", outputs, rows=phi.shape[0])
     n = phi.shape[0]
@@ -172,11 +223,13 @@ def naive_richness(features: torch.Tensor, outputs: torch.Tensor, *, rcond: floa
         raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {n}")
     h = torch.eye(n, dtype=_DTYPE, device=phi.device) - 1.0 / n
     phi_c, f_c = h @ phi, h @ f.to(phi.device)
-    u, s, _ = torch.linalg.svd(f_c, full_matrices=False)
-    if s.numel() == 0 or float(s[0]) == 0.0:
+    if float(f_c.abs().max()) == 0.0:
         return math.nan
+    u, s, _ = torch.linalg.svd(f_c if centre_outputs else f.to(phi.device), full_matrices=False)
     q = u[:, s * s > rcond * s[0] * s[0]]
     k1, k2 = phi_c @ phi_c.T, q @ q.T
+    if not centre_outputs:
+        k2 = h @ k2 @ h
     n1 = float(torch.linalg.matrix_norm(k1))
     if n1 == 0.0:
         return math.nan

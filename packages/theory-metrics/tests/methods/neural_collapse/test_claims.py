@@ -195,3 +195,62 @@ def test_claim_texts_do_not_vary_with_the_runs() -> None:
     other.append(_run("sgd", 2e-3, 0.5, role="ablation-matched", momentum=0.0, nc1=(1.0, 0.3, 0.05)))
     texts = [(c.claim, c.metric) for c in claims(_results(runs))]
     assert texts == [(c.claim, c.metric) for c in claims(_results(other))]
+
+
+def test_degenerate_results_make_no_claim_hold() -> None:
+    """The shared degenerate cases on the effect results (UFM and training): every compared arm equal, every arm at
+    the trivial level (α_t not decaying, NC0 of every optimizer alike, a flat regression, momentum changing
+    nothing), ours worse than it; and the method's own: every optimizer giving the same run, the closed forms off
+    by 100 %, the divergence runs not diverging."""
+    import copy
+
+    from iclr26_shared.testing import Arms, assert_no_claim_holds
+
+    runs = [
+        _run("sgd", 1e-4, 0.10),
+        _run("sgd", 1e-3, 0.30),
+        _run("adamw", 1e-1, 0.60),
+        _run("signumw", 5e-1, 0.70),
+        _run("sgd", 2e-3, 0.5, role="ablation-matched", momentum=0.0, nc1=(1.0, 0.8, 0.5)),
+    ]
+    res = {"ufm": _ufm(), **_results(runs)}
+    assert all(c.holds for c in claims(res))
+    nc0 = Arms(
+        ours=["best_by_optimizer/sgd/nc0"],
+        others=["best_by_optimizer/adamw/nc0", "best_by_optimizer/signumw/nc0"],
+        trivial=1.0,
+        worse=10.0,
+    )
+    momentum = Arms(
+        ours=["momentum/with_momentum/nc1", "momentum/nc1_at_loss/with_momentum"],
+        others=["momentum/matched/nc1", "momentum/nc1_at_loss/matched"],
+        trivial=0.5,
+        worse=5.0,
+    )
+    slope = Arms(ours=["regression/slope"], others=[], trivial=0.0, worse=-0.2)
+    p_value = Arms(ours=["regression/p_value"], others=[], trivial=1.0)
+    decay = Arms(
+        ours=["ufm/sgd/decay_ratio", "ufm/sgdw/decay_ratio", "ufm/condition/sgd_inside/decay_ratio"],
+        others=[],
+        trivial=1.0,
+        worse=10.0,
+    )
+    same = copy.deepcopy(runs)
+    for r in same:
+        r.update(final=copy.deepcopy(runs[0]["final"]), trajectory=copy.deepcopy(runs[0]["trajectory"]))
+    same_results = {"ufm": _ufm(), **_results(same)}
+    off = {"max_rel_error": 1.0}
+    closed_forms_off = {"ufm": _ufm(sgd=off, sgdw=off, signumw=off), **_results(runs)}
+    no_divergence = copy.deepcopy(res)
+    for key in ("sgdw_inside", "sgd_outside"):
+        no_divergence["ufm"]["condition"][key].update(decay_ratio=1.0, log10_decay_ratio=0.0)
+    assert_no_claim_holds(
+        claims,
+        res,
+        [nc0, momentum, slope, p_value, decay],
+        extra_cases={
+            "every optimizer gives the same run": same_results,
+            "the closed forms off by 100 %": closed_forms_off,
+            "the outside-condition runs do not diverge": no_divergence,
+        },
+    )

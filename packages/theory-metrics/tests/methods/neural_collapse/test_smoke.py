@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from iclr26_shared.models import list_models
@@ -65,3 +66,25 @@ def test_saved_networks_load_back_and_give_the_same_logits(tmp_path: Path) -> No
         return model(torch.linspace(-2, 2, int(torch.tensor(shape).prod())).reshape(shape))
 
     assert_models_roundtrip(run, dict.fromkeys(run.saved_models, probe))
+
+
+def test_dry_run_of_the_quick_preset() -> None:
+    """``--dry-run`` builds the quick preset's VGG9 (the default width, on digits) with every optimizer of its grid,
+    and steps the first run once; the parameter count is that of the network the run trains."""
+    from iclr26_shared.dryrun import dry_run
+    from iclr26_theory_metrics.methods.neural_collapse.model import build_run_model
+
+    cfg = PRESETS["quick"]
+    out = dry_run(SPEC, cfg, "cpu")
+    net = build_run_model(cfg, (1, 8, 8), 10)
+    assert out["parameters"] == sum(p.numel() for p in net.parameters())
+    assert out["grid_runs"] == len(expand_grid(cfg)) and out["train_loss"] > 0
+
+
+@pytest.mark.slow
+def test_dry_run_of_the_full_preset() -> None:
+    """The full preset (MNIST-5k, width 16, the paper's grid) builds and steps."""
+    from iclr26_shared.dryrun import dry_run
+
+    out = dry_run(SPEC, PRESETS["full"], "cpu")
+    assert out["feature_dim"] == 8 * 16 and out["grid_runs"] == len(expand_grid(PRESETS["full"]))

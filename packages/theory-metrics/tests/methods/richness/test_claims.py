@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
+
 from iclr26_theory_metrics.methods.richness.claims import claims, report
 
 
@@ -152,7 +154,9 @@ def test_final_window_reads_the_end_of_training_as_a_median() -> None:
     assert last[groks].metric == "final test accuracy"
     assert median[groks].metric == "final (median of the last 3 evaluations) test accuracy"
     text = report(_spiky(3))
-    assert "| median of the last 3 | 300 |" in text and "from step 300; `final_window`" in text
+    row = next(line for line in text.splitlines() if line.startswith("| median of the last 3 "))
+    assert [c.strip() for c in row.strip("|").split("|")][:2] == ["median of the last 3", "300"]
+    assert "from step 300; `final_window`" in text
 
 
 def test_final_window_of_one_is_the_last_row() -> None:
@@ -181,3 +185,80 @@ def test_stress_compares_with_the_most_stable_baseline() -> None:
 
 def test_sections_absent_give_no_claims() -> None:
     assert claims({"control": None, "grokking": None, "lazy_rich": None}) == []
+
+
+def test_degenerate_results_make_no_claim_hold() -> None:
+    """The shared degenerate cases (every compared arm equal, at the trivial level, ours worse) and the method's own:
+    D_LR flat through training (nothing changes from memorisation to grokking), lazy training as rich as rich
+    training, batch norm doing nothing, and the planted control at the random-feature level."""
+    import copy
+
+    from iclr26_shared.testing import Arms, assert_no_claim_holds
+
+    res = _results(effect=True)
+    lazy_level = res["control"]["lazy_expected"]
+    d_lr = Arms(
+        ours=[
+            "control/rich/d_lr",
+            "grokking/grokked/d_lr",
+            "lazy_rich/rich/final/d_lr",
+            "lazy_rich/rich/final/d_lr_test",
+            "batch_norm/with/final/d_lr",
+        ],
+        others=[
+            "control/lazy/d_lr",
+            "grokking/memorised/d_lr",
+            "lazy_rich/lazy/final/d_lr",
+            "lazy_rich/lazy/final/d_lr_test",
+            "batch_norm/without/final/d_lr",
+        ],
+        trivial=lazy_level,
+        worse=1.0,
+    )
+    spread = Arms(
+        ours=["lazy_rich/stress/spread/d_lr"],
+        others=[f"lazy_rich/stress/spread/{k}" for k in ("kernel_distance", "param_norm", "nc1")],
+        trivial=0.3,
+        worse=2.0,
+    )
+    test_acc = Arms(
+        ours=["grokking/curve/test_acc", "batch_norm/without/final/test_acc"],
+        others=[],
+        trivial=res["grokking"]["chance"],
+        worse=0.0,
+    )
+    flat = copy.deepcopy(res)
+    g = flat["grokking"]
+    g["curve"]["d_lr"] = [0.4] * len(g["curve"]["d_lr"])
+    g["grokked"] = {**g["grokked"], "d_lr": 0.4}
+    g["memorised"] = {**g["memorised"], "d_lr": 0.4}
+    g["corr_d_lr_test_acc_after_memorisation"] = math.nan  # D_LR constant: no correlation
+    lazy_as_rich = copy.deepcopy(res)
+    lazy_as_rich["lazy_rich"]["lazy"] = copy.deepcopy(res["lazy_rich"]["rich"])
+    bn_nothing = copy.deepcopy(res)
+    bn_nothing["batch_norm"]["with"] = copy.deepcopy(res["batch_norm"]["without"])
+    control_random = copy.deepcopy(res)
+    control_random["control"]["rich"] = copy.deepcopy(res["control"]["lazy"])
+    assert_no_claim_holds(
+        claims,
+        res,
+        [d_lr, spread, test_acc],
+        extra_cases={
+            "D_LR flat through training": flat,
+            "lazy as rich as rich": lazy_as_rich,
+            "batch norm does nothing": bn_nothing,
+            "planted control at the random level": control_random,
+        },
+    )
+
+
+def test_control_lazy_level_is_that_of_the_centred_rank() -> None:
+    """The planted lazy set's read-out has an intercept, so its outputs have centred rank C − 1 and isotropic random
+    features land on 1 − √((C−1)/p) (0.7348 at C = 10, p = 128), not 1 − √(C/p) (0.7205)."""
+    from iclr26_theory_metrics.methods.richness.config import RichnessConfig
+    from iclr26_theory_metrics.methods.richness.train import control_study
+
+    out = control_study(RichnessConfig(control_n=20000), seed=0)
+    assert out["lazy_expected"] == pytest.approx(1 - math.sqrt(9 / 128), rel=1e-12)
+    assert out["lazy"]["d_lr"] == pytest.approx(out["lazy_expected"], abs=0.004)
+    assert abs(out["lazy"]["d_lr"] - (1 - math.sqrt(10 / 128))) > 0.01

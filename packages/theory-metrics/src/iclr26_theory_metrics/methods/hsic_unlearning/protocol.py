@@ -52,9 +52,10 @@ _IT_REF, _OOT_REF, _TARGET, _IN, _OUT = 0, 1, 2, 3, 4
 
 
 def mc_interval(values: Sequence[float]) -> list[float]:
-    """``[mean, low, high]``: the mean of per-draw values and its 95% Student-t interval over the draws."""
+    """``[mean, low, high]``: the mean of per-draw values (rates in [0, 1]: OTR, F1) and its 95% Student-t interval
+    over the draws, clipped to [0, 1]."""
     lo, hi = t_interval(list(values))
-    return [float(np.mean(values)), lo, hi]
+    return [float(np.mean(values)), max(lo, 0.0), min(hi, 1.0)]
 
 
 class Protocol:

@@ -46,7 +46,7 @@ from iclr26_theory_metrics.ufm import (
     simulate_ufm,
 )
 
-__all__ = ["run", "train_one", "ufm_study"]
+__all__ = ["dry_run", "run", "train_one", "ufm_study"]
 
 
 def _drops(alpha: list[float]) -> list[float]:
@@ -309,3 +309,36 @@ def run(cfg: NeuralCollapseConfig, run_dir: RunDir) -> dict[str, Any]:
         }
         results.update(summarise(runs, valid_accuracy=cfg.valid_accuracy))
     return results
+
+
+def dry_run(cfg: NeuralCollapseConfig, device: torch.device) -> dict[str, Any]:
+    """``--dry-run``: the preset's network (``cfg.model``, ``cfg.width``) on 20 training / 10 test images of
+    ``cfg.dataset``, with the optimizer of every run of the grid; one training step of the first run at batch 2 and
+    one evaluation step (logits, loss and penultimate features on 2 test images). With ``train=False`` (the UFM
+    study alone) there is no network: a one-line usage error."""
+    if not cfg.train:
+        raise UsageError("train: --dry-run checks the trained network; this preset runs the UFM study only")
+    data = load_image_tensors(cfg.dataset, n_train=20, n_test=10, seed=0, scale="standardize")
+    specs = expand_grid(cfg)
+    model = build_run_model(cfg, data.image_shape, data.num_classes).to(device)
+    for spec in specs[1:]:  # every optimizer of the grid builds on these parameters
+        build_run_optimizer(spec, model, cfg)
+    opt, _ = build_run_optimizer(specs[0], model, cfg)
+    x, y = data.x_train[:2].to(device), data.y_train[:2].to(device)
+    model.train()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    model.eval()
+    with torch.no_grad():
+        xt, yt = data.x_test[:2].to(device), data.y_test[:2].to(device)
+        eval_loss = float(torch.nn.functional.cross_entropy(model(xt), yt))
+        feats = model.features(xt)
+    return {
+        "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "train_loss": float(loss.detach()),
+        "eval_loss": eval_loss,
+        "feature_dim": int(feats.shape[1]),
+        "grid_runs": len(specs),
+    }

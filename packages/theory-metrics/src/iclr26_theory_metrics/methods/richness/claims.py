@@ -1,7 +1,8 @@
 """The paper's claims about D_LR (Nam et al., ICLR 2026), checked on ``results.json``.
 
 0. Controlled check (effect known to be large): planted features that are a noisy code of the label have a far
-   lower D_LR than random features with the same least-squares read-out (≈ 0 vs ≈ 1 − √(C/p)), so a failing
+   lower D_LR than random features with the same least-squares read-out (≈ 0 vs ≈ 1 − √((C−1)/p): the read-out
+   has an intercept, so its centred rank is C − 1), so a failing
    training claim can be told apart from a broken estimator.
 1. Grokking (§5, the modular-addition rows of Table 1: D_LR 0.51 before, 0.11 after grokking): D_LR at least
    halves between memorisation (train accuracy first 100 %) and grokking (test accuracy first ≥ the grokking
@@ -33,7 +34,7 @@ from iclr26_theory_metrics.reporting import num as _f
 
 __all__ = ["claims", "final_point", "report"]
 
-#: The planted rich set must sit below the planted lazy one by at least this share of the expected gap 1 − √(C/p).
+#: The planted rich set must sit below the planted lazy one by at least this share of the expected gap 1 − √((C−1)/p).
 CONTROL_SHARE = 0.5
 #: "Drops sharply": log10 D_LR must fall by at least log10 2 (D_LR at least halves; the paper: 0.51 → 0.11).
 GROK_LOG_MARGIN = math.log10(2.0)
@@ -236,7 +237,11 @@ def report(results: Mapping[str, Any]) -> str:
             ["features", "D_LR", "read-out train acc"],
             [[name, _f(c[name]["d_lr"]), _f(c[name]["train_acc"])] for name in ("rich", "lazy")],
         )
-        parts += [f"Random isotropic features: D_LR ≈ 1 − √(C/p) = {format_number(_f(c['lazy_expected']))}.", ""]
+        parts += [
+            "Random isotropic features with the least-squares read-out (with an intercept: centred rank C − 1): "
+            f"D_LR ≈ 1 − √((C−1)/p) = {format_number(_f(c['lazy_expected']))}.",
+            "",
+        ]
     g = results.get("grokking")
     if g:
         parts += [
@@ -244,6 +249,13 @@ def report(results: Mapping[str, Any]) -> str:
             f"{g['steps']} full-batch AdamW steps, {format_number(_f(g['seconds']))} s)",
             "",
         ]
+        if g.get("random_level") is not None:
+            parts += [
+                f"Range: isotropic random features of this width already score D_LR ≈ 1 − √((P−1)/p) = "
+                f"{format_number(_f(g['random_level']))} (P − 1 centred outputs in p dimensions), so D_LR here moves "
+                "between ≈ 0 and about that level, not 1.",
+                "",
+            ]
         rows = []
         points: list[tuple[str, Mapping[str, Any] | None]] = [(n, g.get(n)) for n in ("init", "memorised", "grokked")]
         points.append(("final", g.get("final")))

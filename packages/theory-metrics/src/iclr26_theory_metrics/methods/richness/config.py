@@ -87,9 +87,14 @@ class RichnessConfig:
     control_dim: PosInt = 128
     """Controlled check: feature dimension p of the planted sets."""
     control_classes: Annotated[int, at.Ge(2)] = 10
-    """Controlled check: classes C (the planted rich features are a rank-(C−1) code of the label plus noise)."""
+    """Controlled check: classes C (the planted rich features are a code of the label plus noise; the read-out with an
+    intercept has centred rank C − 1, so random features sit at 1 − √((C−1)/p))."""
     eval_batch_size: PosInt = 2048
     """Batch size of the metric passes (D_LR is streamed over batches)."""
+    centre_outputs: bool = True
+    """D_LR's reading of Ĥ: the span of the centred outputs (the research notes' inferred estimator; the paper's
+    Appendix E could not be read) or, with False, of the outputs as they are (the literal T_MP = a₁11ᵀ + a₂P_Ĥ).
+    They differ only when the constant is not in the outputs' span (biased logits); see ops/richness.py."""
 
     def __post_init__(self) -> None:
         validate(self)

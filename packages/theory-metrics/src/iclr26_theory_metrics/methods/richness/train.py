@@ -48,18 +48,27 @@ from iclr26_theory_metrics.ops.richness import (
 )
 from iclr26_theory_metrics.plotting import plot_richness_spectrum
 
-__all__ = ["batch_norm_study", "control_study", "grokking_study", "image_data", "lazy_rich_study", "measure", "run"]
+__all__ = [
+    "batch_norm_study",
+    "control_study",
+    "dry_run",
+    "grokking_study",
+    "image_data",
+    "lazy_rich_study",
+    "measure",
+    "run",
+]
 
 
 @torch.no_grad()
 def measure(
-    model: FeatureClassifier, x: torch.Tensor, y: torch.Tensor, *, batch_size: int
+    model: FeatureClassifier, x: torch.Tensor, y: torch.Tensor, *, batch_size: int, centre_outputs: bool = True
 ) -> tuple[dict[str, float], torch.Tensor]:
     """One streamed pass over ``(x, y)``: accuracy, cross-entropy and D_LR of the features against the outputs;
     returns ``(metrics, features [n, p] in float64)`` (the features feed the kernel distance and NC1)."""
     was_training = model.training
     model.eval()
-    acc = RichnessAccumulator()
+    acc = RichnessAccumulator(centre_outputs=centre_outputs)
     feats: list[torch.Tensor] = []
     correct, loss = 0.0, 0.0
     for start in range(0, x.shape[0], batch_size):
@@ -90,9 +99,10 @@ def _row(
     test: tuple[torch.Tensor, torch.Tensor],
     init_features: torch.Tensor | None,
     batch_size: int,
+    centre_outputs: bool = True,
 ) -> tuple[dict[str, float], torch.Tensor]:
-    tr, feats = measure(model, *train, batch_size=batch_size)
-    te, _ = measure(model, *test, batch_size=batch_size)
+    tr, feats = measure(model, *train, batch_size=batch_size, centre_outputs=centre_outputs)
+    te, _ = measure(model, *test, batch_size=batch_size, centre_outputs=centre_outputs)
     row = {
         "train_acc": tr["acc"],
         "train_loss": tr["loss"],
@@ -144,7 +154,7 @@ def grokking_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
     with run_dir.progress(cfg.grok_steps, "richness: grokking") as bar:
         for step in range(cfg.grok_steps + 1):
             if step % cfg.eval_every == 0 or step == cfg.grok_steps:
-                row, feats = _row(model, (x_tr, y_tr), test, init_feats, cfg.eval_batch_size)
+                row, feats = _row(model, (x_tr, y_tr), test, init_feats, cfg.eval_batch_size, cfg.centre_outputs)
                 if init_feats is None:
                     init_feats = feats
                 rows.append({"step": step, **row})
@@ -201,6 +211,8 @@ def grokking_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
     def at(r: dict[str, Any] | None) -> dict[str, Any] | None:
         return None if r is None else dict(r)
 
+    run_dir.save_model("grokking", model, extra={"input": "tokens [B, 3] = [a, b, =]", "modulus": cfg.modulus})
+
     return {
         "modulus": cfg.modulus,
         "n_train": int(x_tr.shape[0]),
@@ -209,6 +221,8 @@ def grokking_study(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
         "grok_accuracy": cfg.grok_accuracy,
         "final_window": cfg.final_window,
         "chance": 1.0 / cfg.modulus,
+        # isotropic random features already sit here (1 − √(r/p), r = C − 1 centred outputs ≤ p): the room D_LR has
+        "random_level": 1.0 - math.sqrt(min(cfg.modulus - 1, cfg.dim) / cfg.dim),
         "seconds": time.perf_counter() - t0,
         "world_size": dist.world_size,
         "init": at(rows[0]),
@@ -253,7 +267,7 @@ def _train_image(
         opt = torch.optim.SGD(model.parameters(), lr=cfg.vgg_lr, momentum=0.9)
         epochs, loss_kind = cfg.vgg_epochs, "ce"
     gen = torch.Generator().manual_seed(seed + 1)
-    row, init_feats = _row(model, (x_tr, y_tr), test, None, cfg.eval_batch_size)
+    row, init_feats = _row(model, (x_tr, y_tr), test, None, cfg.eval_batch_size, cfg.centre_outputs)
     rows = [{"epoch": 0, **row}]
     run_dir.log(step0, phase=phase, epoch=0, **row)
     for epoch in range(1, epochs + 1):
@@ -270,7 +284,7 @@ def _train_image(
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-        row, _ = _row(model, (x_tr, y_tr), test, init_feats, cfg.eval_batch_size)
+        row, _ = _row(model, (x_tr, y_tr), test, init_feats, cfg.eval_batch_size, cfg.centre_outputs)
         rows.append({"epoch": epoch, **row})
         run_dir.log(step0 + epoch, phase=phase, epoch=epoch, **row)
     return {"init": rows[0], "final": rows[-1], "curve": {k: [r[k] for r in rows] for k in rows[0]}}, model
@@ -299,6 +313,7 @@ def lazy_rich_study(cfg: RichnessConfig, run_dir: RunDir, data: ImageTensors | N
     for i, regime in enumerate(("lazy", "rich")):
         step0 = cfg.grok_steps + 1 + i * (cfg.epochs + 1)  # after the grokking rows in metrics.jsonl
         res, model = _train_image(cfg, regime, data, run_dir, step0=step0)
+        run_dir.save_model(regime, model, extra={"input": "flattened images [B, H·W·C]", "regime": regime})
         x = data.x_train.flatten(1).to(run_dir.device)
         _, feats = measure(model, x, data.y_train.to(run_dir.device), batch_size=cfg.eval_batch_size)
         with torch.no_grad():
@@ -344,7 +359,7 @@ def batch_norm_study(
         "chance": 1.0 / data.num_classes,
     }
     for j, (key, bn) in enumerate((("without", False), ("with", True))):
-        res, _ = _train_image(
+        res, vgg = _train_image(
             cfg,
             "rich",
             data,
@@ -353,6 +368,7 @@ def batch_norm_study(
             phase="vgg bn" if bn else "vgg no bn",
             vgg_batch_norm=bn,
         )
+        run_dir.save_model(f"vgg-{'bn' if bn else 'no-bn'}", vgg, extra={"input": "[B, C, H, W]", "batch_norm": bn})
         out[key] = res
     return out
 
@@ -376,7 +392,7 @@ def control_study(cfg: RichnessConfig, seed: int) -> dict[str, Any]:
     label plus noise of std 0.1, lazy features = Gaussian noise independent of the label; outputs = the least-
     squares read-out of the one-hot label (with a bias) from each. D_LR is streamed in ``eval_batch_size`` chunks
     as in the training studies. The planted rich set is near the minimum-projection ideal (D_LR ≈ 0), the lazy one
-    far from it (D_LR ≈ 1 − √(C/p))."""
+    far from it (D_LR ≈ 1 − √((C−1)/p): the read-out has centred rank C − 1)."""
     gen = torch.Generator().manual_seed(seed)
     n, p, c = cfg.control_n, cfg.control_dim, cfg.control_classes
     y = torch.arange(n) % c
@@ -386,11 +402,12 @@ def control_study(cfg: RichnessConfig, seed: int) -> dict[str, Any]:
         "rich": code[y] + 0.1 * torch.randn(n, p, generator=gen, dtype=torch.float64),
         "lazy": torch.randn(n, p, generator=gen, dtype=torch.float64),
     }
-    out: dict[str, Any] = {"n": n, "p": p, "classes": c, "lazy_expected": 1.0 - math.sqrt(c / p)}
+    # a least-squares read-out with an intercept: rows sum to 1, so the outputs' centred rank is C − 1
+    out: dict[str, Any] = {"n": n, "p": p, "classes": c, "lazy_expected": 1.0 - math.sqrt((c - 1) / p)}
     for name, phi in planted.items():
         design = torch.cat([phi, torch.ones(n, 1, dtype=torch.float64)], 1)
         outputs = design @ torch.linalg.lstsq(design, onehot).solution
-        acc = RichnessAccumulator()
+        acc = RichnessAccumulator(centre_outputs=cfg.centre_outputs)
         for start in range(0, n, cfg.eval_batch_size):
             acc.update(phi[start : start + cfg.eval_batch_size], outputs[start : start + cfg.eval_batch_size])
         out[name] = {"d_lr": acc.value(), "train_acc": float((outputs.argmax(1) == y).double().mean())}
@@ -423,4 +440,50 @@ def run(cfg: RichnessConfig, run_dir: RunDir) -> dict[str, Any]:
         "grokking": state.get("grokking"),
         "lazy_rich": state.get("lazy_rich"),
         "batch_norm": state.get("batch_norm"),
+    }
+
+
+def dry_run(cfg: RichnessConfig, device: torch.device) -> dict[str, Any]:
+    """``--dry-run``: every network the preset trains, at its real sizes (the grokking transformer, the image MLP,
+    and the VGG with and without BatchNorm when the studies are on), with its optimizer; one training step of each
+    at batch 2 (the transformer's full-batch AdamW step on 2 pairs, the MLP's and VGGs' SGD steps on 2 images of
+    ``cfg.dataset``) and one evaluation step (the D_LR pass). Returns the summed trainable parameter count, the
+    transformer's loss (``train_loss``) and the per-network counts."""
+    ce = torch.nn.functional.cross_entropy
+    counts: dict[str, int] = {}
+    losses: dict[str, float] = {}
+
+    def step(name: str, model: FeatureClassifier, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> None:
+        model.train()
+        loss = ce(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        counts[name] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        losses[name] = float(loss.detach())
+        measure(model, x, y, batch_size=2, centre_outputs=cfg.centre_outputs)  # the evaluation pass
+
+    if cfg.grokking:
+        data = modular_addition(cfg.modulus, train_fraction=cfg.train_fraction, seed=0)
+        model = build_grokking_model(cfg).to(device)
+        step("grokking", model, build_grokking_optimizer(model, cfg), data.x_train[:2].to(device),
+             data.y_train[:2].to(device))  # fmt: skip
+    if cfg.lazy_rich or cfg.batch_norm_study:
+        img = load_image_tensors(cfg.dataset, n_train=20, n_test=10, seed=0, scale="standardize")
+        x, y = img.x_train[:2].to(device), img.y_train[:2].to(device)
+        if cfg.lazy_rich:
+            for regime in ("lazy", "rich"):
+                mlp = build_image_model(cfg, x[0].numel(), img.num_classes, regime).to(device)
+                step(regime, mlp, build_image_optimizer(mlp, cfg), x.flatten(1), y)
+        if cfg.batch_norm_study:
+            for bn in (False, True):
+                vgg = build_vgg(cfg, img.channels, img.num_classes, batch_norm=bn).to(device)
+                opt = torch.optim.SGD(vgg.parameters(), lr=cfg.vgg_lr, momentum=0.9)
+                step(f"vgg-{'bn' if bn else 'no-bn'}", vgg, opt, x, y)
+    first = next(iter(losses.values()), math.nan)
+    return {
+        "parameters": sum(counts.values()),
+        "train_loss": losses.get("grokking", first),
+        "parameters_per_network": counts,
+        "train_loss_per_network": losses,
     }

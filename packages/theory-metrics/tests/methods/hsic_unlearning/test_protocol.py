@@ -1,0 +1,70 @@
+"""Common random numbers and the public ``evaluate_unlearning``: the same draws for every model whatever the order
+of the calls, identical verdicts for two models with the same features (MIA-fool's situation), tensors and
+DataLoaders giving the same answer, and the MC interval of the draws."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from iclr26_shared.errors import UsageError
+from iclr26_shared.verdicts import t_interval
+from iclr26_theory_metrics import evaluate_unlearning
+from iclr26_theory_metrics.methods.hsic_unlearning.config import PRESETS
+from iclr26_theory_metrics.methods.hsic_unlearning.protocol import Protocol, otr_study
+
+
+def _feats(n: int, seed: int) -> torch.Tensor:
+    return torch.randn(n, 8, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def test_draws_are_keyed_not_ordered() -> None:
+    """The same key gives the same split and shuffles whatever was drawn before (one generator advancing across
+    models used to give each model different draws)."""
+    proto = Protocol(dataclasses.replace(PRESETS["smoke"], n_shuffles=30), seed=3)
+    f, idx = _feats(100, 0), torch.arange(40)
+    a = proto.dependence(f, idx, (1, 0, 2, 5))
+    proto.dependence(f, torch.arange(50, 90), (9, 9))  # an unrelated draw in between
+    b = proto.dependence(f, idx, (1, 0, 2, 5))
+    assert torch.equal(a, b)
+    assert not torch.equal(a, proto.dependence(f, idx, (1, 0, 2, 6)))  # another key, other shuffles
+
+
+def test_models_with_the_same_features_get_identical_verdicts() -> None:
+    """MIA-fool trains only the head, so its features are the original's: with common random numbers every draw of
+    its OTR equals the original's (the README's old 0.55/0.75/0.55 vs 0.50/0.50/0.40 came from unpaired draws)."""
+    cfg = dataclasses.replace(PRESETS["smoke"], subset_size=16, n_targets=4, protocol_draws=3, n_shuffles=30)
+    forget, retain, ref = _feats(60, 1), _feats(80, 2), _feats(60, 3)
+    a = otr_study(Protocol(cfg, 7), forget, retain, ref)
+    b = otr_study(Protocol(cfg, 7), forget.clone(), retain.clone(), ref.clone())
+    assert a == b and len(a["otr_draws"]) == 3
+    mean = sum(a["otr_draws"]) / 3
+    lo, hi = t_interval(a["otr_draws"])
+    assert a["otr"] == pytest.approx(mean) and a["otr_ci"] == [max(lo, 0.0), min(hi, 1.0)]
+
+
+def test_evaluate_unlearning_on_a_plain_sequential_with_dataloaders() -> None:
+    """Any nn.Module or callable (no ``.features`` needed), tensors or DataLoaders of ``(x, y)`` batches: the same
+    answer; a bad option or too few samples is a one-line usage error."""
+    torch.manual_seed(0)
+    body = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 8), torch.nn.ReLU())
+    x = torch.randn(200, 1, 4, 4)
+    kw: dict[str, Any] = {"subset_size": 16, "n_targets": 3, "protocol_draws": 2, "n_shuffles": 20}
+    as_tensors = evaluate_unlearning(body, x[:50], x[50:130], x[130:], **kw)
+    as_loaders = evaluate_unlearning(
+        lambda t: body(t),
+        *(DataLoader(TensorDataset(t, torch.zeros(len(t))), batch_size=7) for t in (x[:50], x[50:130], x[130:])),
+        **kw,
+    )
+    # float32 forward passes in batches of 7 differ in the last bits: the decisions agree, the levels to 1e-6
+    assert as_tensors["otr_draws"] == as_loaders["otr_draws"] and 0.0 <= as_tensors["otr"] <= 1.0
+    assert as_tensors["mean_h_forget"] == pytest.approx(as_loaders["mean_h_forget"], rel=1e-6)
+    assert body.training  # the module's mode is restored
+    with pytest.raises(UsageError, match="unknown protocol option"):
+        evaluate_unlearning(body, x[:50], x[50:130], x[130:], bins=3, **kw)
+    with pytest.raises(UsageError, match="forget"):
+        evaluate_unlearning(body, x[:10], x[50:130], x[130:], **kw)
