@@ -34,6 +34,7 @@ from iclr26_shared.errors import Iclr26Error, UsageError
 from iclr26_shared.io import atomic_write_json, atomic_write_text, read_json, utc_stamp
 from iclr26_shared.runner import CommonFlags, execute, format_number, verdict_cell
 from iclr26_shared.spec import PRESET_NAMES, VERDICTS, Claim, MethodSpec
+from iclr26_shared.tables import markdown_table
 from iclr26_shared.verdicts import CONFIDENCE, ClaimSummary, summarize_seeds
 
 __all__ = ["BACKENDS", "ReproducePlan", "RunOutcome", "reproduce", "write_reproduce_report"]
@@ -169,8 +170,6 @@ def _forest(out: Path, summaries: Sequence[tuple[str, ClaimSummary]]) -> str:
 
 def _wall_times(outcomes: Sequence[RunOutcome], plan: ReproducePlan, seconds: float) -> str:
     """Per-method wall time (sum over its seeds' runs, and per seed) and the whole reproduce's total."""
-    from iclr26_shared.tables import markdown_table
-
     rows = []
     for method in plan.methods:
         runs = [o for o in outcomes if o.method == method and not o.skipped]
@@ -208,16 +207,11 @@ def write_reproduce_report(out: Path, outcomes: Sequence[RunOutcome], plan: Repr
     if summaries:
         lines += [f"![claims: gain and interval against the margin, by verdict]({_forest(out, summaries)})", ""]
         if single:
-            lines += [
-                "| method | claim | metric | paper | ours | reference | gain | verdict (single seed) |",
-                "|---|---|---|---|---|---|---|---|",
-            ]
+            head = ["method", "claim", "metric", "paper", "ours", "reference", "gain", "verdict (single seed)"]
         else:
-            lines += [
-                f"| method | claim | metric | paper | ours (mean ± sd) | reference (mean ± sd) | "
-                f"gain [{CONFIDENCE:.0%} CI] | verdict | seeds |",
-                "|---|---|---|---|---|---|---|---|---|",
-            ]
+            head = ["method", "claim", "metric", "paper", "ours (mean ± sd)", "reference (mean ± sd)"]
+            head += [f"gain [{CONFIDENCE:.0%} CI]", "verdict", "seeds"]
+        rows = []
         for method, s in summaries:
             claim = s.claim + (" (timing)" if s.timing else "")
             metric = f"{s.metric} ({s.better} is better" + (f", margin {s.margin:g})" if s.margin else ")")
@@ -229,30 +223,26 @@ def write_reproduce_report(out: Path, outcomes: Sequence[RunOutcome], plan: Repr
             else:
                 ci = f"{format_number(s.gain_mean)} [{format_number(s.gain_low)}, {format_number(s.gain_high)}]"
                 row += [ci, verdict, str(s.n)]
-            lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
+            rows.append(row)
+        lines.append(markdown_table(head, rows))
     else:
         lines.append("No claims were measured.")
-    lines += [
-        "",
-        "## Runs",
-        "",
-        "| method | domain | seed | status | time (s) | report | figures |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    lines += ["", "## Runs", ""]
+    runs = []
     for o in sorted(outcomes, key=lambda o: (plan.methods.index(o.method) if o.method in plan.methods else 0, o.seed)):
         if o.ok and o.run_dir:
             rel = os.path.relpath(o.run_dir, out)
             figs = sorted((Path(o.run_dir) / "figures").glob("*.png"))
             fig_links = ", ".join(f"[{f.stem}]({rel}/figures/{f.name})" for f in figs) or "—"
             status = ("ok" if o.claims else "ok (no claims)") + (" (alone)" if o.alone else "")
-            lines.append(
-                f"| {o.method} | {o.domain} | {o.seed} | {status} | {o.seconds:.1f} | [report]({rel}/report.md) "
-                f"| {fig_links} |"
+            runs.append(
+                [o.method, o.domain, o.seed, status, f"{o.seconds:.1f}", f"[report]({rel}/report.md)", fig_links]
             )
         elif o.skipped:
-            lines.append(f"| {o.method} | {o.domain} | {o.seed} | skipped: {o.skipped} | — | — | — |")
+            runs.append([o.method, o.domain, o.seed, f"skipped: {o.skipped}", "—", "—", "—"])
         else:
-            lines.append(f"| {o.method} | {o.domain} | {o.seed} | **failed**: {o.error} | {o.seconds:.1f} | — | — |")
+            runs.append([o.method, o.domain, o.seed, f"**failed**: {o.error}", f"{o.seconds:.1f}", "—", "—"])
+    lines.append(markdown_table(["method", "domain", "seed", "status", "time (s)", "report", "figures"], runs))
     failed = [o for o in outcomes if not o.ok and not o.skipped]
     if failed:
         lines += ["", f"{len(failed)} run(s) failed; the others' results above are complete."]

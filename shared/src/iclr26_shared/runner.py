@@ -67,20 +67,20 @@ def _timing_label(c: Claim) -> str:
 
 def claims_table(claims: Sequence[Claim], *, method: str | None = None) -> str:
     """Markdown table of one run's claims (with a method column when ``method`` is given)."""
+    from iclr26_shared.tables import markdown_table
+
     head = ["claim", "metric", "paper", "ours", "reference", "verdict (single run)"]
     if method is not None:
         head = ["method", *head]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for c in claims:
         ref = format_number(c.reference)
         ref = ref if c.baseline is not None or c.threshold is None else f"threshold {ref}"
         better = " (higher is better)" if c.better == "higher" else " (lower is better)"
         row = [c.claim + _timing_label(c), c.metric + better, c.paper or "—", format_number(c.ours)]
         row += [ref, verdict_cell(c.verdict)]
-        if method is not None:
-            row = [method, *row]
-        lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
-    return "\n".join(lines)
+        rows.append([method, *row] if method is not None else row)
+    return markdown_table(head, rows)
 
 
 def method_report(spec: MethodSpec[Any], run: RunDir, results: Mapping[str, Any], claims: Sequence[Claim]) -> str:
