@@ -304,3 +304,29 @@ def test_pairs_of_the_three_tasks() -> None:
     assert normalise(raw, 0.01, 0.99).min() == 0.0 and normalise(raw, 0.01, 0.99).max() == 1.0
     x, y = random_crops(list(pairs.values()), 8, 5, np.random.default_rng(0))
     assert x.shape == y.shape == (5, 1, 8, 8, 8) and (y.reshape(5, -1).max(1) >= 0.2).all()
+
+
+def test_molmap_on_a_target_grid_lines_up_voxel_for_voxel(tmp_path: Path) -> None:
+    """``molmap(atoms, res, grid=target)`` takes the target's shape, origin and voxel size: equal to the
+    explicit shape/origin/apix call, and comparable with fsc on maps (apix from them)."""
+    from iclr26_science.cryoem import fsc, fsc_resolution, read_map, write_map
+
+    atoms = _atoms()
+    target = molmap(atoms, 4.0, 1.5, pad=12.0)  # a box other than the default one
+    path = write_map(tmp_path / "target.mrc", target)
+    m = read_map(path)
+    model = molmap(atoms, 4.0, grid=m)
+    explicit = molmap(atoms, 4.0, 1.5, shape=m.data.shape, origin=m.origin)
+    assert model.data.shape == m.data.shape and model.origin == m.origin and np.array_equal(model.data, explicit.data)
+    freqs, curve = fsc(model, m)
+    f2, c2 = fsc(model.data, m.data, 1.5)
+    assert np.array_equal(freqs, f2) and np.array_equal(curve, c2) and curve[1:10].min() > 0.99
+    assert fsc_resolution(freqs, curve, 0.5) == fsc_resolution(f2, c2, 0.5)
+    with pytest.raises(ValueError, match="grid=target"):
+        fsc(molmap(atoms, 4.0, 1.5), m)  # the default box differs from the target's
+    with pytest.raises(ValueError, match="differs from the grid"):
+        molmap(atoms, 4.0, 1.0, grid=m)
+    with pytest.raises(ValueError, match="apix="):
+        molmap(atoms, 4.0)
+    with pytest.raises(ValueError, match="apix="):
+        fsc(model.data, m.data)

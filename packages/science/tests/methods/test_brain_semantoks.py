@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +16,7 @@ from iclr26_science import cli
 from iclr26_science.methods.brain_semantoks.claims import claims, report
 from iclr26_science.methods.brain_semantoks.config import PRESETS
 from iclr26_shared.errors import ConfigError
-from iclr26_shared.testing import run_cli, smoke_run
+from iclr26_shared.testing import Arms, assert_models_roundtrip, assert_no_claim_holds, run_cli, smoke_run
 
 NAME = "brain-semantoks"
 
@@ -97,6 +99,30 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert len(results["claims"]) == 4
     assert all(-1.0 <= m["subject_cosine"] <= 1.0 for m in results["models"].values())
     assert (run.path / "figures" / "probe.png").is_file()
+    import torch
+
+    from iclr26_science.fmri import SemantoksEncoder
+    from iclr26_shared import load_model
+
+    x = torch.randn(2, 80, PRESETS["smoke"].crop, generator=torch.Generator().manual_seed(0))
+    assert_models_roundtrip(run, {"brain-semantoks": lambda m: m.features(x)})
+    assert isinstance(load_model(run.path), SemantoksEncoder)
+    results = json.loads(json.dumps(results))  # as results.json holds it (lists, not tuples)
+    chance = results["chance"]["probe"]
+    arms = [
+        Arms(ours=["models/brain-semantoks/probe_bacc"], others=["models/mask-reconstruct/probe_bacc",
+             "models/fc/probe_bacc", "scaling/0/1"], trivial=chance, worse=chance - 0.1),
+        Arms(ours=["models/brain-semantoks/identification"], others=["models/mask-reconstruct/identification"],
+             trivial=results["chance"]["identification"], worse=0.0),
+        Arms(ours=["scaling/1/1"], others=[], trivial=chance, worse=chance - 0.1),
+    ]  # fmt: skip
+    collapsed = copy.deepcopy(results)  # a collapsed encoder: every subject the same feature, probe at chance
+    collapsed["models"]["brain-semantoks"].update(probe_bacc=chance, identification=results["chance"]["identification"])
+    fc_dead = copy.deepcopy(results)  # the baselines (and the controlled check) at chance
+    for m in ("fc", "mask-reconstruct"):
+        fc_dead["models"][m]["probe_bacc"] = chance
+    assert_no_claim_holds(claims, results, arms, extra_cases={"collapsed encoder": collapsed,
+                                                              "baselines at chance": fc_dead})  # fmt: skip
 
 
 def test_resume_skips_finished_models(tmp_path: Path) -> None:

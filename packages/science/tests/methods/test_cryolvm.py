@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from iclr26_science import cli
 from iclr26_science.methods.cryolvm.claims import claims, report
 from iclr26_science.methods.cryolvm.config import PRESETS
 from iclr26_shared.errors import ConfigError
-from iclr26_shared.testing import run_cli, smoke_run
+from iclr26_shared.testing import Arms, assert_models_roundtrip, assert_no_claim_holds, run_cli, smoke_run
 
 NAME = "cryolvm"
 
@@ -112,6 +113,39 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert all(len(c["val_cc"]) == 3 for c in results["curves"].values())  # steps 0, 2, 4
     assert len(results["claims"]) == 5
     assert (run.path / "figures" / "val_cc.png").is_file()
+    _check_saved_network_restores_a_map(run, tmp_path)
+    methods = ["summary/input", "summary/global-sharpen", "summary/local-scale"]
+    arms = [
+        Arms(ours=["summary/cryolvm/cc_mask"], others=[f"{m}/cc_mask" for m in methods] + ["summary/scratch/cc_mask"],
+             trivial=0.0, worse=-0.1),
+        Arms(ours=["summary/cryolvm/fsc05"], others=[f"{m}/fsc05" for m in methods], trivial=99.0, worse=120.0),
+        Arms(ours=["curves/cryolvm/val_cc"], others=["curves/cryolvm-mse/val_cc"], trivial=0.0, worse=-0.1),
+        Arms(ours=["control/cryolvm/cc_mask"], others=["control/input/cc_mask"], trivial=0.0, worse=-0.1),
+    ]  # fmt: skip
+    collapsed = copy.deepcopy(results)  # the network outputs the input map back (a collapsed identity model)
+    for part in ("summary", "control"):
+        collapsed[part]["cryolvm"] = dict(collapsed[part]["input"])
+    assert_no_claim_holds(claims, results, arms, extra_cases={"model returns its input": collapsed})
+
+
+def _check_saved_network_restores_a_map(run: Any, tmp_path: Path) -> None:
+    """The saved network loads bit for bit, and restore(map, model) runs on a map of another voxel size
+    and box (resampled to the network's 1.5 Å, padded, tiled, cropped back, written as MRC)."""
+    import numpy as np
+    import torch
+
+    from iclr26_science.cryoem import SCUNet3D, load_structure, molmap, read_map, restore
+    from iclr26_shared import load_model
+
+    probe = torch.rand(1, 1, 8, 8, 8, generator=torch.Generator().manual_seed(0))
+    assert_models_roundtrip(run, {"cryolvm": probe})
+    net = load_model(run.path)
+    assert isinstance(net, SCUNet3D) and net.apix == PRESETS["smoke"].apix and net.crop == PRESETS["smoke"].crop
+    m = molmap(load_structure("gramicidin"), 6.0, 2.0)
+    out = restore(m, net, out=tmp_path / "restored.mrc")
+    assert out.apix == net.apix and np.isfinite(out.data).all()
+    assert abs(out.data.shape[0] * net.apix - m.data.shape[0] * 2.0) <= net.apix  # the same box
+    assert read_map(tmp_path / "restored.mrc").data.shape == out.data.shape
 
 
 def test_missing_wedge_smoke_and_resume(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import subprocess
@@ -15,7 +16,7 @@ from iclr26_science import cli
 from iclr26_science.methods.crystal_fourier_transformer.claims import claims
 from iclr26_science.methods.crystal_fourier_transformer.config import PRESETS, CrystalFourierTransformerConfig
 from iclr26_shared.errors import ConfigError
-from iclr26_shared.testing import run_cli, smoke_run
+from iclr26_shared.testing import Arms, assert_models_roundtrip, assert_no_claim_holds, run_cli, smoke_run
 
 NAME = "crystal-fourier-transformer"
 
@@ -114,6 +115,26 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert results["data"]["label"] == "emt-relaxed"
     rows = [json.loads(line) for line in (run.path / "metrics.jsonl").read_text().splitlines()]
     assert any("cft/val_mae" in r for r in rows)
+    from iclr26_science.crystals import CrystalFourierTransformer, real_crystals
+    from iclr26_shared import load_model
+
+    probe = list(real_crystals(PRESETS["smoke"].elements).crystals[:3])
+    assert_models_roundtrip(run, {"cft": lambda m: m.predict(probe)})
+    net = load_model(run.path)
+    assert isinstance(net, CrystalFourierTransformer) and float(net.target_std) != 1.0  # predicts in eV/atom
+    mean = results["mean_predictor"]
+    arms = [
+        Arms(ours=["cft/holdout_mae"], others=["plain/holdout_mae"], trivial=mean["holdout_mae"],
+             worse=mean["holdout_mae"] + 0.5),
+        Arms(ours=["cft/test_mae"], others=["e3nn/test_mae"], trivial=mean["test_mae"], worse=mean["test_mae"] + 0.5),
+        Arms(ours=["invariance/max_rel_error"], others=[], trivial=1.0, worse=2.0),
+    ]  # fmt: skip
+    seen_worse = copy.deepcopy(results)  # the case: the seen-group fit worse than the mean predictor
+    seen_worse["cft"].update(test_mae=mean["test_mae"] * 1.15, holdout_mae=mean["holdout_mae"] * 0.99)
+    seen_worse["plain"]["holdout_mae"] = seen_worse["cft"]["holdout_mae"]
+    out = assert_no_claim_holds(claims, results, arms, extra_cases={"seen-group fit worse than the mean": seen_worse})
+    ratio = [c for c in out["seen-group fit worse than the mean"] if c.metric.startswith("held-out MAE vs")]
+    assert ratio[0].verdict == "inconclusive"
 
 
 def test_resume_continues_from_the_last_phase_exactly(tmp_path: Path) -> None:

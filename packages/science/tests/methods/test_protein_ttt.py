@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +16,7 @@ from iclr26_science import cli
 from iclr26_science.methods.protein_ttt.claims import UNIFORM_PERPLEXITY, claims, report
 from iclr26_science.methods.protein_ttt.config import PRESETS, ProteinTTTConfig
 from iclr26_shared.errors import ConfigError
-from iclr26_shared.testing import run_cli, smoke_run
+from iclr26_shared.testing import Arms, assert_no_claim_holds, run_cli, smoke_run
 
 NAME = "protein-ttt"
 
@@ -46,9 +48,10 @@ def test_nothing_to_evaluate_is_rejected() -> None:
 
 def _results(ppl: tuple[float, float], rho: tuple[float, float], msa: float, reset: float = 0.0) -> dict[str, Any]:
     return {
-        "config": {"perplexity_margin": 0.0, "spearman_margin": 0.0, "control_margin": 0.1},
+        "config": {"perplexity_margin": 0.01, "spearman_margin": 0.02, "control_margin": 0.1},
         "perplexity_summary": {"mean_ppl_base": ppl[0], "mean_ppl_ttt": ppl[1], "max_reset_logit_diff": reset,
-                               "max_reset_param_diff": 0.0},
+                               "mean_log_ppl_base": math.log(ppl[0]), "mean_log_ppl_ttt": math.log(ppl[1]),
+                               "win_fraction": 1.0 if ppl[1] < ppl[0] else 0.0, "max_reset_param_diff": 0.0},
         "fitness_summary": {"mean_rho_base_weak": rho[0], "mean_rho_ttt_weak": rho[1], "mean_rho_base": rho[0],
                             "mean_rho_msa_ttt": msa, "weak_threshold": 0.3, "weak_families": 3},
     }  # fmt: skip
@@ -59,18 +62,34 @@ def _verdicts(results: dict[str, Any]) -> list[str]:
 
 
 def test_claims_can_hold_and_fail() -> None:
-    assert _verdicts(_results((8.0, 4.0), (0.1, 0.2), 0.5)) == ["holds", "holds", "holds", "holds"]
-    assert _verdicts(_results((4.0, 8.0), (0.2, 0.1), 0.12, reset=1e-6)) == ["fails", "fails", "fails", "fails"]
+    assert _verdicts(_results((8.0, 4.0), (0.1, 0.2), 0.5)) == ["holds"] * 5
+    assert _verdicts(_results((4.0, 8.0), (0.2, 0.1), 0.12, reset=1e-6)) == ["fails"] * 5
+
+
+def test_claim_1_is_not_decided_by_one_off_distribution_protein() -> None:
+    """The issue's case: three sequences improve a little, one (VL 1.10 -> 19.1) breaks; the raw mean of
+    the perplexities falls (39.6, 36.2 dominate), the mean log-perplexity and the per-sequence wins do not."""
+    base, tuned = [39.6, 36.2, 1.10, 5.0], [30.0, 28.0, 19.1, 4.9]
+    res = _results((sum(base) / 4, sum(tuned) / 4), (0.1, 0.2), 0.5)
+    res["perplexity_summary"].update(
+        mean_log_ppl_base=sum(map(math.log, base)) / 4, mean_log_ppl_ttt=sum(map(math.log, tuned)) / 4,
+        win_fraction=0.75,
+    )  # fmt: skip
+    (c1, wins) = claims(res)[:2]
+    assert c1.verdict == "fails" and c1.gain < 0  # log: the collapse of VL outweighs the small gains
+    res["perplexity_summary"]["win_fraction"] = 0.5
+    assert claims(res)[1].verdict == "fails"  # half the sequences is not "most"
+    assert wins.verdict == "holds"
 
 
 def test_no_claim_holds_at_chance() -> None:
     """Uniform-guess perplexity and zero Spearman on the base side show nothing; TTT worse than the
     trivial answer (perplexity above uniform, Spearman below 0) fails (strict verdicts)."""
     v = _verdicts(_results((UNIFORM_PERPLEXITY, UNIFORM_PERPLEXITY + 5), (0.0, -0.1), -0.05))
-    assert v[0] == "fails" and v[2] == "fails" and v[3] == "fails"
+    assert v[0] == "fails" and v[3] == "fails" and v[4] == "fails"
     # both sides exactly at chance: inconclusive, never holds
     v = _verdicts(_results((UNIFORM_PERPLEXITY, UNIFORM_PERPLEXITY), (0.0, 0.0), 0.0))
-    assert v[0] == v[2] == v[3] == "inconclusive"
+    assert v[0] == v[3] == v[4] == "inconclusive" and v[1] == "fails"
 
 
 def test_report_has_the_per_target_tables() -> None:
@@ -89,8 +108,23 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert results["perplexity_summary"]["max_reset_logit_diff"] == 0.0
     assert results["perplexity_summary"]["min_ttt_logit_change"] > 0  # TTT moved the model before the reset
     assert all(r["mutants"] == 19 * 10 for r in results["fitness"])
-    assert len(results["claims"]) == 4
+    assert len(results["claims"]) == 5
     assert (run.path / "figures" / "spearman.png").is_file()
+    # ProteinTTT trains no model to keep: every target's adaptation is reset (claim 2), nothing is saved
+    assert not run.saved_models
+    ps, fs = "perplexity_summary", "fitness_summary"
+    log20 = math.log(UNIFORM_PERPLEXITY)
+    arms = [
+        Arms(ours=[f"{ps}/mean_log_ppl_ttt"], others=[f"{ps}/mean_log_ppl_base"], trivial=log20, worse=log20 + 1),
+        Arms(ours=[f"{ps}/win_fraction"], others=[], trivial=0.5, worse=0.0),
+        Arms(ours=[f"{fs}/mean_rho_ttt_weak", f"{fs}/mean_rho_msa_ttt"],
+             others=[f"{fs}/mean_rho_base_weak", f"{fs}/mean_rho_base"], trivial=0.0, worse=-0.2),
+        Arms(ours=[f"{ps}/max_reset_logit_diff"], others=[], trivial=1.0, worse=2.0),
+    ]  # fmt: skip
+    no_op = copy.deepcopy(results)  # TTT that does nothing: after == before everywhere
+    no_op[ps].update(mean_log_ppl_ttt=no_op[ps]["mean_log_ppl_base"], win_fraction=0.0)
+    no_op[fs].update(mean_rho_ttt_weak=no_op[fs]["mean_rho_base_weak"], mean_rho_msa_ttt=no_op[fs]["mean_rho_base"])
+    assert_no_claim_holds(claims, results, arms, extra_cases={"TTT changes nothing": no_op})
 
 
 def test_resume_skips_finished_targets(tmp_path: Path) -> None:

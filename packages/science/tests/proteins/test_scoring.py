@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+import pickle
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +14,7 @@ import torch
 from iclr26_science.proteins import (
     MaskedLM,
     antibody_sequences,
+    esm2_from_config,
     esm_readme_proteins,
     load_antiberty,
     load_esm2,
@@ -111,3 +117,73 @@ def test_pretrained_esm2_without_weights_is_one_line(monkeypatch: pytest.MonkeyP
     assert "\n" not in str(err.value)
     with pytest.raises(DataError, match="unknown ESM-2"):
         load_esm2("esm3")
+
+
+def _write_fair_esm_checkpoint(lm: MaskedLM, path: Path, *, regression: bool = True) -> None:
+    """A checkpoint in fair-esm's ESM-2 layout: fairseq's ``cfg`` with the model config as an
+    ``argparse.Namespace``, the state dict under fairseq's prefixes, contact regression in its own file."""
+    net: Any = lm.net
+    model_cfg = argparse.Namespace(
+        encoder_layers=len(net.layers), encoder_embed_dim=net.embed_dim, encoder_attention_heads=net.attention_heads,
+        token_dropout=net.token_dropout, arch="esm2",
+    )  # fmt: skip
+    state = net.state_dict()
+    main = {
+        ("encoder." if k.startswith("lm_head") else "encoder.sentence_encoder.") + k: v
+        for k, v in state.items()
+        if not k.startswith("contact_head")
+    }
+    ckpt = {"cfg": {"model": model_cfg, "common": argparse.Namespace(seed=1)}, "model": main, "args": None}
+    torch.save(ckpt, path)
+    if regression:
+        reg = {k: v for k, v in state.items() if k.startswith("contact_head")}
+        torch.save({"model": reg}, path.with_name(path.stem + "-contact-regression.pt"))
+
+
+def test_esm2_checkpoint_in_fair_esm_layout_loads_with_weights_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fair-esm's own loader fails on such a file under torch >= 2.6 (weights_only=True by default);
+    ours loads it and reproduces the network's logits bit for bit, with and without the regression file."""
+    import esm
+
+    src = esm2_from_config(layers=2, width=32, heads=4, seed=3)
+    path = tmp_path / "esm2_t2_tiny_UR50D.pt"
+    _write_fair_esm_checkpoint(src, path)
+    with pytest.raises(pickle.UnpicklingError):
+        esm.pretrained.load_model_and_alphabet_local(str(path))  # the bug this loader works around
+    lm = load_esm2(path)
+    x = torch.tensor([src.alphabet.encode("MKTAYIAKQRQISFVKSHFSRQ")])
+    with torch.no_grad():
+        assert torch.equal(lm(x), src(x))
+    loaded_net: Any = lm.net
+    src_net: Any = src.net
+    assert torch.equal(loaded_net.contact_head.regression.weight, src_net.contact_head.regression.weight)
+    bare = tmp_path / "bare" / "esm2_t2_tiny_UR50D.pt"
+    bare.parent.mkdir()
+    _write_fair_esm_checkpoint(src, bare, regression=False)
+    with torch.no_grad():
+        assert torch.equal(load_esm2(bare)(x), src(x))
+    # found by name in $ICLR26_DATA/esm/ as well
+    (tmp_path / "esm").mkdir()
+    named = tmp_path / "esm" / "esm2_t6_8M_UR50D.pt"
+    _write_fair_esm_checkpoint(esm2_from_config(layers=1, width=16, heads=2), named, regression=False)
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
+    assert load_esm2("esm2_t6_8M_UR50D").name == "esm2_t6_8M_UR50D"
+
+
+class _NotAllowed:
+    pass
+
+
+def test_esm2_checkpoint_with_other_objects_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "esm2_t1_evil.pt"
+    torch.save({"cfg": {"model": _NotAllowed()}, "model": {}}, path)
+    with pytest.raises(DataError, match=r"not a fair-esm checkpoint that loads safely \(holds .*_NotAllowed") as err:
+        load_esm2(path)
+    assert "\n" not in str(err.value)
+    torch.save({"cfg": {"model": argparse.Namespace()}, "model": {}}, path)
+    with pytest.raises(DataError, match="not an ESM-2 checkpoint in fair-esm's layout"):
+        load_esm2(path)
+    with pytest.raises(DataError, match="not found"):
+        load_esm2(tmp_path / "esm2_missing.pt")

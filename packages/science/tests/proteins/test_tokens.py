@@ -20,12 +20,34 @@ def test_encode_adds_specials_and_maps_letters() -> None:
 
 @pytest.mark.parametrize(
     ("seq", "match"),
-    [("", "empty"), ("   ", "empty"), ("MKXV", r"invalid residue 'X' at position 3"), ("MK-V", r"'-' at position 3"),
-     ("MKB", "'B'")],
+    [("", "empty"), ("   ", "empty"), ("MKJV", r"invalid residue 'J' at position 3"), ("MK-V", r"'-' at position 3"),
+     ("MK1", "'1'")],
 )  # fmt: skip
 def test_bad_sequences(seq: str, match: str) -> None:
     with pytest.raises(DataError, match=match):
         check_sequence(seq)
+
+
+def test_real_sequences_may_carry_x_b_u_z_o() -> None:
+    """Ambiguity and rare codes pass (they are in fair-esm's vocabulary; AntiBERTy encodes them as [UNK]);
+    a Potts model's wild type still needs the 20 standard amino acids."""
+    assert check_sequence("mkxbuzov") == "MKXBUZOV"
+    with pytest.raises(DataError, match=r"invalid residue 'X' at position 3"):
+        check_sequence("MKXV", standard_only=True)
+    ab = antiberty_alphabet()
+    assert ab.unk is not None and ab.encode("MXV") == [ab.cls, ab.index["M"], ab.unk, ab.index["V"], ab.eos]
+    assert len(ab.standard_toks) == 20 and set(ab.standard_toks) == set(ab.aa_ids)
+
+
+def test_esm_standard_toks_are_fair_esms() -> None:
+    """The random-replacement vocabulary of the reference: fair-esm's ``Alphabet.standard_toks``."""
+    from iclr26_science.proteins import esm2_from_config
+    from iclr26_science.proteins.lm import esm_alphabet
+
+    alphabet = esm2_from_config(layers=1, width=16, heads=2).alphabet
+    ref = esm_alphabet()
+    assert [alphabet.tokens[i] for i in alphabet.standard_toks] == list(ref.standard_toks)
+    assert alphabet.encode("AX") == [ref.cls_idx, ref.get_idx("A"), ref.get_idx("X"), ref.eos_idx]
 
 
 def test_parse_single_and_multiple_mutants() -> None:

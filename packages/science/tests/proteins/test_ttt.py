@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+from typing import Literal
 
+import numpy as np
 import pytest
 import torch
 
@@ -35,9 +37,37 @@ def test_masking_rate_and_special_tokens(tiny_lm: MaskedLM) -> None:
     frac_mask = (sel_in == ab.mask).float().mean().item()
     frac_same = (sel_in == sel_tgt).float().mean().item()
     assert abs(frac_mask - 0.8) < 0.03, frac_mask
-    # unchanged = the 10 % kept + the 10 % replaced that drew the same residue (1/20 of them)
-    assert abs(frac_same - (0.1 + 0.1 / 20)) < 0.025, frac_same
-    assert torch.isin(sel_in, torch.tensor([*ab.aa_ids, ab.mask])).all() and n == 300 * 9
+    # unchanged = the 10 % kept + the 10 % replaced that drew the same token (1/|standard_toks| of them)
+    assert abs(frac_same - (0.1 + 0.1 / len(ab.standard_toks))) < 0.025, frac_same
+    assert torch.isin(sel_in, torch.tensor([*ab.standard_toks, ab.mask])).all() and n == 300 * 9
+    # the 20-amino-acid switch draws replacements from the 20 only
+    aa_only = ProteinTTT(tiny_lm, TTTSettings(batch_size=300, seed=1, replace_vocab="amino_acids"))
+    masked, _, mask = aa_only.sample_batch(x)
+    assert torch.isin(masked[mask], torch.tensor([*ab.aa_ids, ab.mask])).all()
+
+
+def test_replacements_follow_the_references_vocabulary() -> None:
+    """ESM-2: the reference's random replacements include X B U Z O . - (fair-esm's standard_toks)."""
+    from iclr26_science.proteins import esm2_from_config
+
+    lm = esm2_from_config(layers=1, width=16, heads=2)
+    ttt = ProteinTTT(lm, TTTSettings(batch_size=2000, seed=0, bert_leave_prob=0.0, bert_replace_prob=1.0))
+    masked, _, mask = ttt.sample_batch(ttt.tokenize(SEQ))
+    drawn = {lm.alphabet.tokens[int(i)] for i in masked[mask].unique()}
+    assert drawn == set("LAGVSERTIDPKQNFYMHWCXBUZO.-")
+
+
+def test_crop_is_clamped_to_the_models_position_limit() -> None:
+    from iclr26_science.proteins import bert_from_config, masked_marginals
+
+    lm = bert_from_config(layers=1, width=16, heads=2)
+    assert lm.max_tokens == 512
+    ttt = ProteinTTT(lm, TTTSettings(crop_size=1024))
+    assert ttt.crop_size == 512
+    seq = "MKTAYIAKQR" * 60  # 600 residues: 602 tokens
+    masked, _, _ = ttt.sample_batch(ttt.tokenize(seq))
+    assert masked.shape[1] == 512
+    assert masked_marginals(lm, seq[:520], window=1024, batch_size=256).shape == (520, len(lm.alphabet))
 
 
 def test_crop_keeps_windows_of_crop_size(tiny_lm: MaskedLM) -> None:
@@ -180,3 +210,46 @@ def test_perplexity_early_stopping_stops_at_the_first_step_below_the_threshold(t
                                            perplexity_early_stopping=first * 2))  # fmt: skip
     res = stop.ttt(SEQ)
     assert len(res.history) == 1 and res.selected_step == 0
+
+
+def test_lora_scaling_reference_alpha_or_peft_alpha_over_r(tiny_lm: MaskedLM) -> None:
+    cases: tuple[tuple[Literal["reference", "peft"], float], ...] = (("reference", 32.0), ("peft", 32.0 / 4))
+    for scaling, want in cases:
+        handle = ProteinTTT(tiny_lm, TTTSettings(lora_rank=4, lora_scaling=scaling))
+        handle.trainable_parameters()
+        scales = {m.scale for m in tiny_lm.modules() if isinstance(m, LoRALinear)}
+        assert scales == {want}, (scaling, scales)
+        handle.reset()
+
+
+def _hf_esm(seed: int = 0) -> torch.nn.Module:
+    from transformers import EsmConfig, EsmForMaskedLM
+
+    from iclr26_science.proteins.lm import esm_alphabet
+
+    ref = esm_alphabet()
+    torch.manual_seed(seed)
+    cfg = EsmConfig(
+        vocab_size=len(ref.all_toks), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=1026, position_embedding_type="rotary",
+        pad_token_id=ref.padding_idx, mask_token_id=ref.mask_idx, token_dropout=True,
+    )  # fmt: skip
+    return EsmForMaskedLM(cfg).eval()
+
+
+@pytest.mark.parametrize("lora_rank", [0, 2])
+def test_ttt_on_a_users_hf_esm_model_and_reset(lora_rank: int) -> None:
+    """``ttt(sequence, model)`` on a plain ``transformers`` EsmForMaskedLM: the model moves (LoRA in its
+    EsmAttention blocks when asked), scores come from the adapted model, reset restores it bit for bit."""
+    from iclr26_science.proteins import score_mutants, ttt
+
+    net = _hf_esm()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    base = score_mutants(ttt(SEQ, net, TTTSettings(steps=0)).lm, SEQ, ["M1A", "K2R"])
+    adapted = ttt(SEQ, net, TTTSettings(steps=2, ags=2, lr=0.05, lora_rank=lora_rank, lora_scaling="peft"))
+    assert adapted.result is not None and adapted.result.trainable_params > 0
+    after = score_mutants(adapted.lm, SEQ, ["M1A", "K2R"])
+    assert not np.allclose(base, after)
+    adapted.reset()
+    assert all(torch.equal(v, before[k]) for k, v in net.state_dict().items())
+    assert np.array_equal(score_mutants(adapted.lm, SEQ, ["M1A", "K2R"]), base)

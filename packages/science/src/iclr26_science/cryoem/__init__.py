@@ -7,6 +7,8 @@ Public API::
     target = molmap(atoms, resolution=4.0, apix=1.5)   # Chimera molmap's Gaussian model
     freqs, curve = fsc(prediction, target.data, apix=1.5)
     res = fsc_resolution(freqs, curve, 0.5)            # Å
+    model = molmap(atoms, 4.0, grid=my_map)            # a model map on a map's own grid
+    restored = restore(my_map, net)                    # a trained SCUNet3D on a whole map (tiled)
 
 Needs the ``cryoem`` extra (mrcfile, MDAnalysis, MDAnalysisTests); without it, importing this package
 raises :class:`~iclr26_science._extras.MissingExtraError` naming the extra.
@@ -38,6 +40,7 @@ from iclr26_science.cryoem.pairs import (
     random_crops,
     scale_positive,
 )
+from iclr26_science.cryoem.restore import resample, restore
 from iclr26_science.cryoem.scunet import (
     FRN3d,
     SCBlock3d,
@@ -109,6 +112,8 @@ __all__ = [
     "molmap",
     "radial_amplitude",
     "read_map",
+    "resample",
+    "restore",
     "shell_index",
     "tile_starts",
     "tiled_inference",

@@ -11,10 +11,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iclr26_science.cryoem.structures import Atoms
+
+if TYPE_CHECKING:
+    from iclr26_science.cryoem.mrc import DensityMap
 
 __all__ = ["atom_mask", "cc", "fsc", "fsc_resolution", "shell_index"]
 
@@ -30,10 +34,35 @@ def shell_index(shape: tuple[int, ...], apix: float) -> tuple[np.ndarray, np.nda
     return idx, np.arange(nshell) * step
 
 
-def fsc(a: np.ndarray, b: np.ndarray, apix: float) -> tuple[np.ndarray, np.ndarray]:
-    """Fourier shell correlation of two maps of one shape: ``(frequencies [1/Å], fsc)`` up to Nyquist."""
+def _voxels(m: np.ndarray | DensityMap) -> tuple[np.ndarray, float | None]:
+    data = getattr(m, "data", None)
+    if isinstance(data, np.ndarray) and hasattr(m, "apix"):
+        return data, float(m.apix)  # pyright: ignore[reportAttributeAccessIssue]
+    return np.asarray(m), None
+
+
+def fsc(
+    a: np.ndarray | DensityMap, b: np.ndarray | DensityMap, apix: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fourier shell correlation of two maps on one grid: ``(frequencies [1/Å], fsc)`` up to Nyquist.
+
+    ``a``/``b``: arrays ``[nz, ny, nx]`` (then ``apix`` is required) or :class:`DensityMap` s (``apix``
+    from them; they must agree). Maps on different grids are a ValueError (put a model on the map's grid
+    with ``molmap(atoms, resolution, grid=target)``)."""
+    a, apix_a = _voxels(a)
+    b, apix_b = _voxels(b)
+    known = {x for x in (apix_a, apix_b) if x is not None}
+    if len(known) == 2 and not math.isclose(*known, rel_tol=1e-5):
+        raise ValueError(f"fsc: maps of different voxel sizes {apix_a} and {apix_b} Å")
+    if apix is None:
+        if not known:
+            raise ValueError("fsc: give apix= (Å per voxel) for plain arrays")
+        apix = next(iter(known))
     if a.shape != b.shape:
-        raise ValueError(f"fsc: maps of different shapes {a.shape} and {b.shape}")
+        raise ValueError(
+            f"fsc: maps of different shapes {a.shape} and {b.shape} (simulate on the target's grid: "
+            "molmap(atoms, resolution, grid=target))"
+        )
     fa, fb = np.fft.fftn(a.astype(np.float64)), np.fft.fftn(b.astype(np.float64))
     idx, freqs = shell_index(a.shape, apix)
     keep = idx < len(freqs)

@@ -27,6 +27,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 __all__ = ["FRN3d", "SCBlock3d", "SCUNet3D", "SwinBlock3d", "WindowAttention3d", "naive_window_attention"]
@@ -216,18 +217,27 @@ def _stage(dim: int, depth: int, head_dim: int, window: int) -> list[nn.Module]:
     return [SCBlock3d(dim, head_dim, window, shifted=bool(i % 2)) for i in range(depth)]
 
 
-class SCUNet3D(nn.Module):
+class SCUNet3D(nn.Module, PyTorchModelHubMixin):
     """3-D Swin-Conv-UNet: ``depths`` = SC blocks per down stage, bottleneck, per up stage
     (``2·L + 1`` numbers for ``L`` down-samplings; EMReady: ``(2,) * 7``); ``dim`` channels at full
     resolution, doubling per level; inputs need edges divisible by ``2^L``. ``residual=True`` adds the input to
     the output (a global skip: the network predicts a correction, its last conv starts at zero; not in
-    SCUNet/EMReady)."""
+    SCUNet/EMReady).
+
+    ``apix`` and ``crop`` record the voxel size (Å) and crop edge the network was trained at (unused by the
+    forward pass; :func:`~iclr26_science.cryoem.restore.restore` resamples a map to ``apix`` and tiles it in
+    ``crop³`` tiles). Saved and loaded with ``save_pretrained(dir)`` / ``SCUNet3D.from_pretrained(dir)``
+    (huggingface_hub: safetensors + these arguments as ``config.json``)."""
 
     def __init__(
         self, in_channels: int = 1, out_channels: int = 1, dim: int = 32,
-        depths: tuple[int, ...] = (2, 2, 2, 2, 2, 2, 2), head_dim: int = 16, window: int = 4, residual: bool = False,
+        depths: tuple[int, ...] | list[int] = (2, 2, 2, 2, 2, 2, 2), head_dim: int = 16, window: int = 4,
+        residual: bool = False, apix: float | None = None, crop: int | None = None,
     ) -> None:  # fmt: skip
         super().__init__()
+        depths = tuple(int(d) for d in depths)
+        self.apix = apix
+        self.crop = crop
         if len(depths) % 2 != 1 or len(depths) < 3:
             raise ValueError(f"SCUNet3D: depths needs 2·L + 1 >= 3 entries, got {depths}")
         if residual and in_channels != out_channels:

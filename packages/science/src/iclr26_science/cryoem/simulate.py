@@ -79,8 +79,9 @@ def _axis_weights(
 def molmap(
     atoms: Atoms,
     resolution: float,
-    apix: float,
+    apix: float | None = None,
     *,
+    grid: DensityMap | None = None,
     shape: tuple[int, int, int] | None = None,
     origin: tuple[float, float, float] | None = None,
     sigma_factor: float = MOLMAP_SIGMA_FACTOR,
@@ -88,12 +89,25 @@ def molmap(
     pad: float = 8.0,
     chunk: int = 512,
 ) -> DensityMap:
-    """Simulated density of ``atoms`` at ``resolution`` Å on a grid of ``apix`` Å voxels (box from
-    :func:`box_for` unless ``shape``/``origin`` are given; ``shape`` is ``(nz, ny, nx)``, ``origin`` ``(x, y, z)``).
-    Units: atomic number per Å³ (integrates to ``Σ Z``)."""
+    """Simulated density of ``atoms`` at ``resolution`` Å on a grid of ``apix`` Å voxels.
+
+    The grid: ``grid=`` a map to compare with (its shape, origin and voxel size: the result lines up
+    voxel for voxel, so ``fsc(molmap(atoms, 4.0, grid=target), target)`` works), or ``shape`` ``(nz, ny,
+    nx)`` + ``origin`` ``(x, y, z)`` + ``apix``, or (default) the box :func:`box_for` fits around the atoms.
+    Units: atomic number per Å³ (integrates to ``Σ Z`` for atoms well inside the box)."""
+    if grid is not None:
+        if shape is not None or origin is not None:
+            raise ValueError("molmap: give grid= or shape=/origin=, not both")
+        if apix is not None and not np.isclose(apix, grid.apix, rtol=1e-5):
+            raise ValueError(f"molmap: apix {apix} differs from the grid's voxel size {grid.apix}")
+        apix, shape, origin = grid.apix, tuple(grid.data.shape), tuple(float(v) for v in grid.origin)  # type: ignore[assignment]
+    if apix is None:
+        raise ValueError("molmap: give apix= (Å per voxel) or grid= (a map whose grid to use)")
     if resolution <= 0 or apix <= 0 or sigma_factor <= 0 or cutoff <= 0:
         raise ValueError(f"molmap: resolution, apix, sigma_factor and cutoff must be > 0 (got {resolution}, {apix}, "
                          f"{sigma_factor}, {cutoff})")  # fmt: skip
+    if (shape is None) != (origin is None):
+        raise ValueError("molmap: give shape= and origin= together (or grid=)")
     if shape is None or origin is None:
         shape, origin = box_for(atoms, apix, pad=pad)
     sigma = sigma_factor * resolution

@@ -19,6 +19,7 @@ from iclr26_science.crystals.basis import SymmetryAdaptedBasis, build_orbits, re
 from iclr26_science.crystals.dataset import CrystalDataset, generate_crystals, orbit_crystals, real_crystals
 from iclr26_science.crystals.e3nn_baseline import E3nnCrystalNet, GraphBatch, periodic_radius_graph
 from iclr26_science.crystals.encoding import PlaneWaveEncoding, SpaceGroupPositionalEncoding
+from iclr26_science.crystals.fit import FitSettings, fit
 from iclr26_science.crystals.groups import SpaceGroupOps, space_group_ops
 from iclr26_science.crystals.model import CrystalBatch, CrystalFourierTransformer
 from iclr26_science.crystals.structures import (
@@ -36,6 +37,7 @@ __all__ = [
     "CrystalFourierTransformer",
     "CrystalInput",
     "E3nnCrystalNet",
+    "FitSettings",
     "GraphBatch",
     "PlaneWaveEncoding",
     "SpaceGroupOps",
@@ -43,6 +45,7 @@ __all__ = [
     "SymmetryAdaptedBasis",
     "build_orbits",
     "cif_to_input",
+    "fit",
     "generate_crystals",
     "input_to_structure",
     "load_materials_project",

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from iclr26_science.crystals.encoding import (
@@ -92,8 +93,13 @@ def output_head(dim: int, hidden: Sequence[int] = (2048, 256)) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-class CrystalFourierTransformer(nn.Module):
+class CrystalFourierTransformer(nn.Module, PyTorchModelHubMixin):
     """Property regressor ``CrystalBatch → [B]`` with weights shared across all 230 space groups.
+
+    ``forward`` gives the standardised target; the buffers ``target_mean`` / ``target_std`` (set by the
+    training code, saved with the weights) turn it into the property's units in :meth:`predict`, which takes
+    pymatgen ``Structure`` s (or :class:`~iclr26_science.crystals.structures.CrystalInput` s). Saved and loaded
+    with ``save_pretrained(dir)`` / ``CrystalFourierTransformer.from_pretrained(dir)`` (huggingface_hub).
 
     Args:
         num_basis: Orbits ``K`` of the positional encoding.
@@ -108,6 +114,9 @@ class CrystalFourierTransformer(nn.Module):
         group_onehot: Feed the 230-way one-hot of ``G`` to the encoding MLP.
         head_hidden: Hidden widths of the output head (paper: 2048, 256).
     """
+
+    target_mean: torch.Tensor
+    target_std: torch.Tensor
 
     def __init__(
         self,
@@ -133,7 +142,9 @@ class CrystalFourierTransformer(nn.Module):
         self.embed = nn.Embedding(MAX_Z + 1, dim, padding_idx=0)
         self.blocks = nn.ModuleList(TransformerBlock(dim, heads, ff, dropout) for _ in range(depth))
         self.norm = nn.LayerNorm(dim)
-        self.head = output_head(dim, head_hidden)
+        self.head = output_head(dim, tuple(head_hidden))
+        self.register_buffer("target_mean", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("target_std", torch.ones((), dtype=torch.float64))
 
     def forward(self, batch: CrystalBatch) -> torch.Tensor:
         """Predicted property per crystal, ``[B]``."""
@@ -146,3 +157,28 @@ class CrystalFourierTransformer(nn.Module):
         m = mask.to(h.dtype)[..., None]
         pooled = (h * m).sum(1) / m.sum(1).clamp_min(1.0)
         return self.head(pooled).squeeze(-1)
+
+    def set_target_scale(self, mean: float, std: float) -> None:
+        """Record the training targets' mean and standard deviation (what :meth:`predict` un-standardises by)."""
+        self.target_mean.fill_(float(mean))
+        self.target_std.fill_(float(std))
+
+    @torch.no_grad()
+    def predict(self, structures: Sequence[object], *, batch_size: int = 64) -> torch.Tensor:
+        """The property of each crystal, ``[S]`` float64 in the training targets' units.
+
+        ``structures``: pymatgen ``Structure`` s (symmetry detected and refined to the standard conventional
+        cell, as in training) or :class:`~iclr26_science.crystals.structures.CrystalInput` s.
+        """
+        from iclr26_science.crystals.fit import as_inputs, batch_of
+
+        inputs = as_inputs(structures)
+        device = self.target_mean.device
+        was = self.training
+        self.eval()
+        out = []
+        for s in range(0, len(inputs), batch_size):
+            y = self(batch_of(inputs[s : s + batch_size]).to(device))
+            out.append(y.double() * self.target_std + self.target_mean)
+        self.train(was)
+        return torch.cat(out) if out else torch.zeros(0, dtype=torch.float64)

@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 import torch
 import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from iclr26_science.fmri.tokenizer import SemanticTokenizer
@@ -83,9 +84,12 @@ class Block(nn.Module):
         return x + self.gamma2 * self.mlp(self.norm2(x))
 
 
-class SemantoksEncoder(nn.Module):
+class SemantoksEncoder(nn.Module, PyTorchModelHubMixin):
     """Semantic tokenizer + inter-network transformer: ``x [B, R, P·L]`` (+ mask ``[B, N, P]``) →
-    ``[B, 1 + N·P, D]`` (CLS first, then network-major tokens ``n·P + p``)."""
+    ``[B, 1 + N·P, D]`` (CLS first, then network-major tokens ``n·P + p``).
+
+    Saved and loaded with ``save_pretrained(dir)`` / ``SemantoksEncoder.from_pretrained(dir)``
+    (huggingface_hub: safetensors + the ``__init__`` arguments, ROI groups included, as ``config.json``)."""
 
     time_embed: torch.Tensor
 
@@ -105,6 +109,7 @@ class SemantoksEncoder(nn.Module):
         tokenizer: Literal["semantic", "linear"] = "semantic",
     ) -> None:
         super().__init__()
+        groups = [[int(i) for i in g] for g in groups]
         self.n_networks, self.patches, self.patch, self.dim = len(groups), patches, patch, dim
         self.kind = tokenizer
         if tokenizer == "semantic":

@@ -2,12 +2,10 @@
 
 Public API::
 
-    from iclr26_science.proteins import ProteinTTT, TTTSettings, load_antiberty, score_mutants, spearman
-    lm = load_antiberty()                               # AntiBERTy weights from the antiberty wheel
-    ttt = ProteinTTT(lm, TTTSettings(steps=30))
-    ttt.ttt(wild_type)                                  # customise the model to this protein
-    scores = score_mutants(lm, wild_type, ["E1A", "V2K:Q3R"])   # masked-marginal fitness scores
-    ttt.reset()                                         # θ₀ again, bit for bit
+    from iclr26_science.proteins import load_antiberty, score_mutants, ttt
+    adapted = ttt(wild_type, load_antiberty())          # customise the model to this protein (paper recipe)
+    scores = score_mutants(adapted.lm, wild_type, ["E1A", "V2K:Q3R"])   # masked-marginal fitness scores
+    adapted.reset()                                     # θ₀ again, bit for bit
 
 Needs the ``proteins`` extra (fair-esm, transformers, antiberty); without it, importing this package
 raises :class:`~iclr26_science._extras.MissingExtraError` naming the extra. ``transformers`` and ``esm``
@@ -24,10 +22,12 @@ from iclr26_science.proteins.lm import (
     ESM2_MODELS,
     MaskedLM,
     antiberty_alphabet,
+    as_masked_lm,
     bert_from_config,
     esm2_from_config,
     load_antiberty,
     load_esm2,
+    load_esm_checkpoint,
 )
 from iclr26_science.proteins.lora import LoRALinear, inject_lora, lora_parameters, remove_lora
 from iclr26_science.proteins.potts import PottsModel, random_potts, single_mutants
@@ -42,17 +42,19 @@ from iclr26_science.proteins.scoring import (
 )
 from iclr26_science.proteins.tokens import (
     AMINO_ACIDS,
+    NONSTANDARD_RESIDUES,
     Mutation,
     ProteinAlphabet,
     apply_mutations,
     check_sequence,
     parse_mutations,
 )
-from iclr26_science.proteins.ttt import ProteinTTT, TTTResult, TTTSettings, mlm_loss
+from iclr26_science.proteins.ttt import ProteinTTT, TTTResult, TTTSettings, mlm_loss, ttt
 
 __all__ = [
     "AMINO_ACIDS",
     "ESM2_MODELS",
+    "NONSTANDARD_RESIDUES",
     "LoRALinear",
     "MaskedLM",
     "Mutation",
@@ -64,6 +66,7 @@ __all__ = [
     "TTTSettings",
     "antibody_sequences",
     "antiberty_alphabet",
+    "as_masked_lm",
     "apply_mutations",
     "bert_from_config",
     "check_sequence",
@@ -72,6 +75,7 @@ __all__ = [
     "inject_lora",
     "load_antiberty",
     "load_esm2",
+    "load_esm_checkpoint",
     "lora_parameters",
     "masked_marginals",
     "mlm_loss",
@@ -85,5 +89,6 @@ __all__ = [
     "score_mutants",
     "single_mutants",
     "spearman",
+    "ttt",
     "wildtype_marginals",
 ]

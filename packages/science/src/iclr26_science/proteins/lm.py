@@ -12,14 +12,20 @@ Loaders (``transformers`` / ``esm`` are imported only inside them):
   ``transformers.BertForMaskedLM`` and tokenised here (antiberty's own runner is never imported).
 - :func:`esm2_from_config`: an ESM-2 network of any size built from its hyper-parameters (random weights:
   tests and architecture checks).
-- :func:`load_esm2`: pretrained ESM-2 weights from a local file only (``$ICLR26_DATA/esm/<name>.pt`` or
-  torch hub's ``checkpoints/`` directory); absent weights give a one-line DataError saying where to put them.
+- :func:`load_esm2`: pretrained ESM-2 weights from a local file only (``$ICLR26_DATA/esm/<name>.pt``,
+  torch hub's ``checkpoints/`` directory, or a path); absent weights give a one-line DataError saying where
+  to put them. The checkpoint is read with ``torch.load(weights_only=True)`` and an allow-list of the one
+  non-tensor type fair-esm's files hold (``argparse.Namespace``, the fairseq model config), so it loads
+  under torch >= 2.6 without unpickling arbitrary code (fair-esm's own loader fails there).
 - :func:`bert_from_config`: a small random BERT MLM over AntiBERTy's vocabulary (tests).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import pickle
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,9 +40,11 @@ __all__ = [
     "ESM2_MODELS",
     "MaskedLM",
     "antiberty_alphabet",
+    "as_masked_lm",
     "bert_from_config",
     "esm2_from_config",
     "esm_alphabet",
+    "load_esm_checkpoint",
     "load_antiberty",
     "load_esm2",
 ]
@@ -86,9 +94,63 @@ class MaskedLM(nn.Module):
         return emb
 
     @property
+    def max_tokens(self) -> int | None:
+        """The longest token sequence the network takes (specials included): a ``transformers`` model's
+        ``max_position_embeddings`` when its positions are absolute (AntiBERTy: 512), else None (fair-esm
+        ESM-2 and HF ESM use rotary embeddings)."""
+        if self.kind != "hf":
+            return None
+        config = getattr(self.net, "config", None)
+        if getattr(config, "position_embedding_type", "absolute") != "absolute":
+            return None
+        limit = getattr(config, "max_position_embeddings", None)
+        return int(limit) if isinstance(limit, int) else None
+
+    @property
     def device(self) -> torch.device:
         """Where the parameters live."""
         return next(self.parameters()).device
+
+
+def as_masked_lm(model: Any, vocab: Any = None) -> MaskedLM:
+    """Wrap a user's model for ProteinTTT and scoring.
+
+    ``model``: a :class:`MaskedLM` (returned as is), a fair-esm ``esm.model.esm2.ESM2`` (alphabet from
+    fair-esm), or a ``transformers`` masked LM such as ``EsmForMaskedLM`` (``vocab``: its tokenizer, or the
+    ordered token list; default fair-esm's ESM-2 vocabulary, which HF ESM-2 checkpoints share).
+    Anything else is a TypeError.
+    """
+    if isinstance(model, MaskedLM):
+        return model
+    if type(model).__name__ == "ESM2" and type(model).__module__.startswith("esm."):
+        return MaskedLM(model, _esm_protein_alphabet(esm_alphabet()), "esm2", name="ESM-2")
+    if isinstance(model, nn.Module) and hasattr(model, "get_input_embeddings") and hasattr(model, "config"):
+        if vocab is None:
+            tokens: list[str] = list(esm_alphabet().all_toks)
+        elif hasattr(vocab, "get_vocab"):
+            pairs = sorted(vocab.get_vocab().items(), key=lambda kv: kv[1])
+            tokens = [t for t, _ in pairs]
+        else:
+            tokens = [str(t) for t in vocab]
+        names = {
+            "cls": ("<cls>", "[CLS]"),
+            "eos": ("<eos>", "[SEP]"),
+            "pad": ("<pad>", "[PAD]"),
+            "mask": ("<mask>", "[MASK]"),
+        }
+        found = {k: next((t for t in v if t in tokens), None) for k, v in names.items()}
+        missing = [v[0] for k, v in names.items() if found[k] is None]
+        if missing:
+            raise DataError(f"the model's vocabulary lacks the special tokens {missing}")
+        alphabet = ProteinAlphabet.from_vocab(
+            tokens, cls_tok=str(found["cls"]), eos_tok=str(found["eos"]), pad_tok=str(found["pad"]),
+            mask_tok=str(found["mask"]),
+        )  # fmt: skip
+        return MaskedLM(model, alphabet, "hf", name=type(model).__name__)
+    raise TypeError(
+        f"cannot use a {type(model).__name__} as a masked protein LM: give a MaskedLM, a fair-esm ESM2 or a "
+        "transformers *ForMaskedLM"
+    )
 
 
 def antiberty_alphabet() -> ProteinAlphabet:
@@ -171,13 +233,63 @@ def esm2_weights_path(name: str) -> Path:
     )
 
 
-def load_esm2(name: str) -> MaskedLM:
-    """Pretrained ESM-2 from a local checkpoint (never downloads; see :func:`esm2_weights_path`)."""
-    if name not in ESM2_MODELS:
+#: The non-tensor types a fair-esm checkpoint holds besides builtins (``cfg["model"]`` of ESM-2, ``args`` of
+#: ESM-1): the allow-list of :func:`load_esm_checkpoint`.
+ESM_CHECKPOINT_TYPES: tuple[type, ...] = (argparse.Namespace,)
+
+
+def load_esm_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Read a fair-esm ``.pt`` file with ``torch.load(weights_only=True)`` and :data:`ESM_CHECKPOINT_TYPES`
+    allowed; a file holding anything else is a one-line DataError naming the type."""
+    path = Path(path)
+    try:
+        with torch.serialization.safe_globals(list(ESM_CHECKPOINT_TYPES)):
+            data = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        found = re.search(r"GLOBAL (\S+)", str(e))
+        what = f"holds {found.group(1)}" if found else str(e).splitlines()[0]
+        raise DataError(
+            f"{path}: not a fair-esm checkpoint that loads safely ({what}; allowed besides tensors: "
+            f"{', '.join(t.__module__ + '.' + t.__qualname__ for t in ESM_CHECKPOINT_TYPES)})"
+        ) from None
+    except (OSError, RuntimeError, EOFError) as e:
+        raise DataError(f"{path}: cannot read the checkpoint ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+    if not isinstance(data, dict) or "model" not in data:
+        raise DataError(f"{path}: not a fair-esm checkpoint (expected a dict with 'model' and 'cfg')")
+    return data
+
+
+def load_esm2(name: str | Path) -> MaskedLM:
+    """Pretrained ESM-2 from a local checkpoint (never downloads; see :func:`esm2_weights_path`).
+
+    ``name`` is one of :data:`ESM2_MODELS` (looked up locally) or the path of a ``<esm2_...>.pt`` file in
+    fair-esm's layout (``{"cfg": {"model": Namespace(encoder_layers, encoder_embed_dim,
+    encoder_attention_heads, token_dropout)}, "model": state_dict}``); the contact-regression weights
+    (``<name>-contact-regression.pt`` beside it) are read when present (ProteinTTT does not use them).
+    """
+    if isinstance(name, Path) or str(name).endswith(".pt"):
+        path = Path(name)
+        if not path.is_file():
+            raise DataError(f"ESM-2 checkpoint {path} not found")
+        if not path.stem.startswith("esm2"):
+            raise DataError(f"{path}: the file name must start with 'esm2' (fair-esm picks the architecture by it)")
+    elif name not in ESM2_MODELS:
         raise DataError(f"unknown ESM-2 model {name!r}; known: {', '.join(ESM2_MODELS)}")
-    path = esm2_weights_path(name)
+    else:
+        path = esm2_weights_path(name)
     import esm
 
     os.environ.setdefault("TORCH_HUB_OFFLINE", "1")
-    net, alphabet = esm.pretrained.load_model_and_alphabet_local(str(path))
-    return MaskedLM(net.eval(), _esm_protein_alphabet(alphabet), "esm2", name=name)
+    model_data = load_esm_checkpoint(path)
+    regression = path.with_name(path.stem + "-contact-regression.pt")
+    regression_data = load_esm_checkpoint(regression) if regression.is_file() else None
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Regression weights not found")
+            net, alphabet = esm.pretrained.load_model_and_alphabet_core(path.stem, model_data, regression_data)
+    except (KeyError, AttributeError, RuntimeError) as e:
+        raise DataError(f"{path}: not an ESM-2 checkpoint in fair-esm's layout ({type(e).__name__}: "
+                        f"{str(e).splitlines()[0][:200]})") from None  # fmt: skip
+    return MaskedLM(net.eval(), _esm_protein_alphabet(alphabet), "esm2", name=path.stem)

@@ -29,7 +29,7 @@ _INDEX = {a: i for i, a in enumerate(AMINO_ACIDS)}
 
 def encode(seqs: Sequence[str]) -> np.ndarray:
     """``[N, L]`` int states of equally long sequences."""
-    rows = [[_INDEX[a] for a in check_sequence(s)] for s in seqs]
+    rows = [[_INDEX[a] for a in check_sequence(s, standard_only=True)] for s in seqs]
     if len({len(r) for r in rows}) > 1:
         raise DataError("sequences of a Potts model must all have the same length")
     return np.array(rows, dtype=np.int64)
@@ -74,7 +74,7 @@ class PottsModel:
 
     def mutant_effects(self, wild_type: str, mutants: Sequence[str | Sequence[Mutation]]) -> np.ndarray:
         """Exact ``ΔE = E(mutant) − E(wild type)`` (``[M]``) of ``"A12G"``-style mutants."""
-        wt = check_sequence(wild_type, "wild-type sequence")
+        wt = check_sequence(wild_type, "wild-type sequence", standard_only=True)
         base = encode([wt])[0]
         rows = []
         for m in mutants:
@@ -141,5 +141,5 @@ def random_potts(
 
 def single_mutants(wild_type: str) -> list[str]:
     """All ``19 L`` single substitutions of ``wild_type`` as ``"A12G"`` strings (1-based)."""
-    wt = check_sequence(wild_type, "wild-type sequence")
+    wt = check_sequence(wild_type, "wild-type sequence", standard_only=True)
     return [f"{a}{i + 1}{b}" for i, a in enumerate(wt) for b in AMINO_ACIDS if b != a]

@@ -52,6 +52,11 @@ def optimal_window(position: int, seq_len: int, window: int) -> tuple[int, int]:
     return max(0, position - half), min(seq_len, position + half)
 
 
+def _clamp(lm: MaskedLM, window: int) -> int:
+    limit = lm.max_tokens
+    return window if limit is None else min(window, limit)
+
+
 def _eval_logits(lm: MaskedLM, tokens: torch.Tensor) -> torch.Tensor:
     was = lm.training
     lm.eval()
@@ -64,7 +69,9 @@ def _eval_logits(lm: MaskedLM, tokens: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def masked_marginals(lm: MaskedLM, seq: str, *, batch_size: int = 64, window: int = 1024) -> torch.Tensor:
-    """``[L, V]`` log-probabilities, row ``i`` from the wild type with residue ``i`` masked."""
+    """``[L, V]`` log-probabilities, row ``i`` from the wild type with residue ``i`` masked (windows of at
+    most ``window`` tokens, clamped to the model's position limit)."""
+    window = _clamp(lm, window)
     ids = torch.tensor(lm.alphabet.encode(seq))  # [T = L + 2]
     t = ids.numel()
     out = torch.empty(0)
@@ -91,6 +98,7 @@ def masked_marginals(lm: MaskedLM, seq: str, *, batch_size: int = 64, window: in
 @torch.no_grad()
 def wildtype_marginals(lm: MaskedLM, seq: str, *, window: int = 1024) -> torch.Tensor:
     """``[L, V]`` log-probabilities of the unmasked wild type (one pass per window)."""
+    window = _clamp(lm, window)
     ids = torch.tensor(lm.alphabet.encode(seq))
     t = ids.numel()
     if t <= window:

@@ -6,8 +6,8 @@ Bushuiev et al., *One protein is all you need* (ICLR 2026, arXiv 2411.02109), §
     θ ← θ₀                      (optionally LoRA adapters injected; then only they train)
     for step in 0 .. T·ags:
         batch = bs copies of x (or bs rows of its MSA), random crop of crop_size tokens    [bs, T']
-        mask 15 % of the non-special tokens of each copy: 80 % -> <mask>, 10 % -> a random amino
-        acid, 10 % unchanged
+        mask 15 % of the residue tokens of each copy: 80 % -> <mask>, 10 % -> a random token of the
+        vocabulary's standard_toks (the reference; or of the 20 amino acids), 10 % unchanged
         if step % ags == 0: score x (pseudo-perplexity, optional) and keep the best state (optional)
         loss = mean_b mean_{i ∈ M_b} −log p_θ(x_i | x̃_b)           ("cross_entropy")
            or  mean over every token of the crop of −log p_θ(x_i | x̃_b)  ("unnormalized_cross_entropy")
@@ -16,7 +16,17 @@ Bushuiev et al., *One protein is all you need* (ICLR 2026, arXiv 2411.02109), §
     predict with θ_T (or the selected state); reset() restores θ₀ bit for bit
 
 The token-embedding table is frozen (the paper's ``_ttt_get_frozen_modules``); the model is in eval mode
-except during each forward/backward of a training micro-step (so dropout acts only there).
+except during each forward/backward of a training micro-step (so dropout acts only there). The crop is
+clamped to the model's position limit (AntiBERTy: 512 tokens; ESM-2's rotary embeddings have none).
+
+LoRA (``lora_rank > 0``): ``y = W x + s · B A x`` with ``s = lora_alpha`` (``lora_scaling="reference"``: the
+reference's lora_diffusion adapters, set up for its ESMFold recipe, which keeps the best step by pLDDT) or
+``s = lora_alpha / r`` (``"peft"``: Hugging Face PEFT's convention, a step r times smaller).
+
+For your own model: :func:`ttt` (``adapted = ttt(sequence, model)``) takes a :class:`MaskedLM`, a fair-esm
+``ESM2`` or a ``transformers`` masked LM (e.g. ``EsmForMaskedLM``; see :func:`as_masked_lm`); LoRA
+adapters go into the linear layers of the modules named by ``lora_targets`` (fair-esm:
+``MultiheadAttention``; HF ESM: ``EsmAttention``; BERT: ``BertAttention``).
 """
 
 from __future__ import annotations
@@ -31,14 +41,14 @@ import annotated_types as at
 import torch
 import torch.nn.functional as F
 
-from iclr26_science.proteins.lm import MaskedLM
+from iclr26_science.proteins.lm import MaskedLM, as_masked_lm
 from iclr26_science.proteins.lora import inject_lora, lora_parameters, remove_lora
 from iclr26_science.proteins.scoring import masked_marginals, pseudo_perplexity
 from iclr26_science.proteins.tokens import check_sequence
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError, DataError
 
-__all__ = ["ProteinTTT", "TTTResult", "TTTSettings", "mlm_loss"]
+__all__ = ["ProteinTTT", "TTTResult", "TTTSettings", "mlm_loss", "ttt"]
 
 LossKind = Literal["cross_entropy", "unnormalized_cross_entropy"]
 
@@ -60,9 +70,13 @@ class TTTSettings:
     bert_leave_prob: UnitFloat = 0.1
     """Share of selected tokens left unchanged."""
     bert_replace_prob: UnitFloat = 0.1
-    """Share of selected tokens replaced by a random amino acid (the rest become ``<mask>``)."""
+    """Share of selected tokens replaced by a random token (the rest become ``<mask>``)."""
+    replace_vocab: Literal["standard_toks", "amino_acids"] = "standard_toks"
+    """Where random replacements come from: the vocabulary's non-special tokens (the reference's
+    ``standard_toks``: with ESM-2 also X B U Z O . -) or the 20 standard amino acids."""
     crop_size: PosInt = 1024
-    """Longest crop of the tokenised sequence (specials included) per copy."""
+    """Longest crop of the tokenised sequence (specials included) per copy; clamped to the model's
+    position limit (:attr:`MaskedLM.max_tokens`)."""
     loss_kind: LossKind = "cross_entropy"
     """Per-copy mean over masked tokens, then batch mean; or token mean over the whole crop."""
     optimizer: Literal["sgd", "adamw"] = "sgd"
@@ -74,9 +88,12 @@ class TTTSettings:
     lora_rank: NonNegInt = 0
     """LoRA rank r (0 = fine-tune every parameter but the frozen ones)."""
     lora_alpha: PosFloat = 32.0
-    """LoRA scale (multiplies the adapter output, as lora_diffusion does)."""
-    lora_targets: tuple[str, ...] = ("MultiheadAttention", "BertAttention")
-    """Class names of the modules whose linear layers get adapters (ESM-2's and BERT's attention blocks)."""
+    """LoRA α (reference 32)."""
+    lora_scaling: Literal["reference", "peft"] = "reference"
+    """Adapter output scale: α (the reference's lora_diffusion) or α / r (Hugging Face PEFT)."""
+    lora_targets: tuple[str, ...] = ("MultiheadAttention", "EsmAttention", "BertAttention")
+    """Class names of the modules whose linear layers get adapters (fair-esm ESM-2's, HF ESM's and BERT's
+    attention blocks)."""
     freeze_embeddings: bool = True
     """Keep the token-embedding table fixed (paper: yes)."""
     score_every_step: bool = False
@@ -155,10 +172,15 @@ class ProteinTTT:
     def __init__(self, lm: MaskedLM, settings: TTTSettings | None = None) -> None:
         self.lm = lm
         self.settings = settings or TTTSettings()
+        limit = lm.max_tokens
+        #: The crop actually used: ``settings.crop_size`` clamped to the model's position limit.
+        self.crop_size = self.settings.crop_size if limit is None else min(self.settings.crop_size, limit)
         self.generator = torch.Generator().manual_seed(self.settings.seed)
         self._initial = {k: v.detach().clone() for k, v in lm.state_dict().items()}
         self._initial_grad = {n: p.requires_grad for n, p in lm.named_parameters()}
         self._initial_training = lm.training
+        #: The last :meth:`ttt` call's result (set by :func:`ttt`).
+        self.result: TTTResult | None = None
 
     # ------------------------------------------------------------------ batches
     def tokenize(self, seq: str) -> torch.Tensor:
@@ -169,8 +191,8 @@ class ProteinTTT:
         """Copies (or MSA rows) of ``x [N, T]``, cropped and BERT-masked: ``(masked, targets, mask)``, each
         ``[bs, T']``.
 
-        Exactly ``int(n · mask_ratio)`` (at least 1) of the ``n`` amino-acid tokens of each row are selected;
-        special tokens (cls, eos, pad, gaps) are never selected.
+        Exactly ``int(n · mask_ratio)`` (at least 1) of the ``n`` residue tokens of each row are selected;
+        special tokens (cls, eos, pad, unk, gaps) are never selected.
         """
         s, g = self.settings, self.generator
         n_rows, t = x.shape
@@ -182,11 +204,12 @@ class ProteinTTT:
         else:
             rep = x.repeat(bs // n_rows + 1, 1)
             rows = rep[torch.randperm(rep.shape[0], generator=g)[:bs]]
-        crop = min(t, s.crop_size)
+        crop = min(t, self.crop_size)
         starts = torch.zeros(bs, dtype=torch.long) if t <= crop else torch.randint(0, t - crop + 1, (bs,), generator=g)
         targets = torch.stack([rows[i, int(a) : int(a) + crop] for i, a in enumerate(starts)])
-        aa = torch.tensor(self.lm.alphabet.aa_ids)
-        is_aa = torch.isin(targets, aa)
+        alphabet = self.lm.alphabet
+        is_aa = torch.isin(targets, torch.tensor(alphabet.residue_ids))
+        aa = torch.tensor(alphabet.standard_toks if s.replace_vocab == "standard_toks" else alphabet.aa_ids)
         mask = torch.zeros_like(targets, dtype=torch.bool)
         masked = targets.clone()
         keep_p, repl_p = s.bert_leave_prob, s.bert_replace_prob
@@ -217,7 +240,8 @@ class ProteinTTT:
             p.requires_grad_(False)
         if s.lora_rank > 0:
             if not lora_parameters(self.lm):
-                inject_lora(self.lm, s.lora_rank, s.lora_alpha, s.lora_targets)
+                scale = s.lora_alpha if s.lora_scaling == "reference" else s.lora_alpha / s.lora_rank
+                inject_lora(self.lm, s.lora_rank, scale, s.lora_targets)
             params = lora_parameters(self.lm)
         else:
             frozen = self._frozen()
@@ -274,7 +298,7 @@ class ProteinTTT:
                 step = micro // s.ags
                 row: dict[str, Any] = {"step": step, "loss": None if loss is None else float(loss.detach())}
                 if s.score_every_step:
-                    ppl = pseudo_perplexity(masked_marginals(self.lm, target, window=s.crop_size), target, self.lm)
+                    ppl = pseudo_perplexity(masked_marginals(self.lm, target, window=self.crop_size), target, self.lm)
                     row["perplexity"] = ppl
                     if s.select == "best_pseudo_perplexity" and (best is None or ppl < best[0]):
                         best = (ppl, step, self._state())
@@ -315,3 +339,31 @@ class ProteinTTT:
         for n, p in self.lm.named_parameters():
             p.requires_grad_(self._initial_grad.get(n, False))
         self.lm.train(self._initial_training)
+
+
+def ttt(
+    sequence: str,
+    model: Any,
+    settings: TTTSettings | None = None,
+    *,
+    msa: Sequence[str] | None = None,
+    vocab: Sequence[str] | Any | None = None,
+) -> ProteinTTT:
+    """Customise ``model`` to one protein, in place, and return the handle that undoes it.
+
+    Args:
+        sequence: The target protein (one-letter codes; X B U Z O allowed).
+        model: A :class:`MaskedLM`, a fair-esm ``ESM2`` or a ``transformers`` masked LM (see
+            :func:`~iclr26_science.proteins.lm.as_masked_lm`).
+        settings: The recipe (default :class:`TTTSettings`: the paper's lr 4e-4, ags 16, 30 steps, batch 2).
+        msa: Aligned homologues (the paper's ``msa=True``).
+        vocab: For a ``transformers`` model: its tokenizer or ordered token list (default fair-esm's).
+
+    Returns:
+        The :class:`ProteinTTT` whose ``.lm`` now scores with the adapted weights (``score_mutants(handle.lm,
+        sequence, mutants)``), whose ``.result`` is the run's :class:`TTTResult`, and whose ``.reset()``
+        restores the original weights bit for bit.
+    """
+    handle = ProteinTTT(as_masked_lm(model, vocab), settings)
+    handle.result = handle.ttt(sequence, msa)
+    return handle

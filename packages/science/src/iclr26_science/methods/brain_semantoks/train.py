@@ -20,6 +20,7 @@ Pre-training goes through :mod:`iclr26_shared.distributed` (each rank takes its 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from iclr26_science.fmri import (
     BoldSet,
     CohortSpec,
     NetworkMap,
+    SemantoksEncoder,
     aal2_network_map,
     augment,
     curriculum_weight,
@@ -38,6 +40,7 @@ from iclr26_science.fmri import (
     identification_accuracy,
     linear_probe_cv,
     load_hcp,
+    preprocess,
     quantile_classes,
     random_crops,
     simulate_cohort,
@@ -46,10 +49,12 @@ from iclr26_science.fmri import (
 )
 from iclr26_science.methods.brain_semantoks.config import BrainSemantoksConfig
 from iclr26_science.methods.brain_semantoks.model import build_encoder, build_mae, build_pretrainer
+from iclr26_shared.distributed import DistContext
 from iclr26_shared.errors import DataError
+from iclr26_shared.progress import ProgressBar
 from iclr26_shared.runs import RunDir
 
-__all__ = ["build_cohorts", "extract", "pretrain_mae", "pretrain_semantoks", "run"]
+__all__ = ["build_cohorts", "dry_run", "extract", "pretrain_encoder", "pretrain_mae", "pretrain_semantoks", "run"]
 
 
 def build_cohorts(cfg: BrainSemantoksConfig) -> tuple[BoldSet, BoldSet, BoldSet, NetworkMap]:
@@ -104,23 +109,69 @@ def pretrain_semantoks(
     cfg: BrainSemantoksConfig, scans: list[np.ndarray], groups: list[list[int]], run: RunDir, seed: int, name: str
 ) -> tuple[torch.nn.Module, list[dict[str, float]]]:
     """Self-distillation pre-training on ``scans``; returns the teacher encoder (CPU) and per-step losses."""
-    device = torch.device(run.device)
+    return _pretrain(cfg, scans, groups, seed, name, torch.device(run.device), run.dist, run.log,
+                     run.progress(cfg.steps, f"brain-semantoks {name}"))  # fmt: skip
+
+
+def pretrain_encoder(
+    bold: Sequence[np.ndarray],
+    network_map: NetworkMap | Sequence[Sequence[int]],
+    cfg: BrainSemantoksConfig | None = None,
+    *,
+    tr: float = 2.0,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> SemantoksEncoder:
+    """Pre-train a Brain-Semantoks encoder on your own BOLD scans (no run directory).
+
+    Args:
+        bold: Scans ``[R, T]`` (ROIs × time points), any number of time points of at least the crop.
+        network_map: The ROIs' networks: a :class:`~iclr26_science.fmri.networks.NetworkMap` or the ROI index
+            groups, one per network (the semantic tokenizer's groups).
+        cfg: Architecture and recipe (default: the ``quick`` preset's; ``cfg.tr`` is the training TR).
+        tr: The scans' repetition time in seconds (they are resampled to ``cfg.tr``, band-passed and z-scored
+            per ROI: :func:`~iclr26_science.fmri.data.preprocess`).
+        seed: Seed of the initialisation, crops and masks.
+        device: Where to train.
+
+    Returns:
+        The EMA teacher encoder (eval mode, CPU): ``encoder.features(x [B, R, cfg.crop]) -> [B, 2·dim]``.
+    """
+    from iclr26_science.methods.brain_semantoks.config import PRESETS
+
+    cfg = cfg or PRESETS["quick"]
+    raw = network_map.groups() if isinstance(network_map, NetworkMap) else network_map
+    groups = [[int(i) for i in g] for g in raw]
+    n_rois = 1 + max(i for g in groups for i in g)
+    scans = [preprocess(np.asarray(x), tr, target_tr=cfg.tr, low=cfg.band_low, high=cfg.band_high,
+                        name=f"bold[{k}]", n_rois=n_rois, min_length=cfg.crop) for k, x in enumerate(bold)]  # fmt: skip
+    if not scans:
+        raise DataError("bold: no scans given")
+    enc, _ = _pretrain(cfg, scans, groups, seed, "brain-semantoks", torch.device(device), DistContext(),
+                       lambda step, **m: None, ProgressBar(cfg.steps, "brain-semantoks", quiet=True))  # fmt: skip
+    return enc  # type: ignore[return-value]
+
+
+def _pretrain(
+    cfg: BrainSemantoksConfig, scans: list[np.ndarray], groups: list[list[int]], seed: int, name: str,
+    device: torch.device, dist: DistContext, log: Callable[..., None], progress: ProgressBar,
+) -> tuple[torch.nn.Module, list[dict[str, float]]]:  # fmt: skip
     torch.manual_seed(seed)
     model = build_pretrainer(cfg, groups).to(device)
-    net = run.dist.wrap(model)
+    net = dist.wrap(model)
     opt = torch.optim.AdamW(_param_groups(model.student_parameters()), lr=cfg.lr)
     rng = np.random.default_rng(seed * 7919 + 3)
     n_net, n_patch = len(groups), cfg.crop // cfg.patch
     decay_steps = max(1, round(cfg.ttr_fraction * cfg.steps))
     history: list[dict[str, float]] = []
-    with run.progress(cfg.steps, f"brain-semantoks {name}") as bar:
+    with progress as bar:
         for step in range(cfg.steps):
             views = _views(scans, cfg, rng, 2)
             masks = None
             if rng.random() < cfg.masking_frequency:
                 masks = np.stack([slice_mask(cfg.batch_size, n_net, n_patch, rng, (cfg.mask_low, cfg.mask_high))
                                   for _ in range(2)])  # fmt: skip
-            idx = run.dist.shard(list(range(cfg.batch_size)), what="batch_size")
+            idx = dist.shard(list(range(cfg.batch_size)), what="batch_size")
             v = torch.from_numpy(views[:, idx]).to(device)
             m = None if masks is None else torch.from_numpy(masks[:, idx]).to(device)
             w = curriculum_weight(step, decay_steps, cfg.ttr_weight, cfg.ttr_schedule)
@@ -133,10 +184,10 @@ def pretrain_semantoks(
             opt.step()
             ema_update(model.teacher, model.student, ema_momentum(step + 1, cfg.steps, cfg.ema_start))
             ema_update(model.teacher_head, model.head, ema_momentum(step + 1, cfg.steps, cfg.ema_start))
-            parts = run.dist.mean({**{k: parts.get(k, 0.0) for k in ("loss", "cls", "ttr", "tok")}, "ttr_weight": w})
+            parts = dist.mean({**{k: parts.get(k, 0.0) for k in ("loss", "cls", "ttr", "tok")}, "ttr_weight": w})
             history.append(parts)
             if step % 10 == 0 or step == cfg.steps - 1:
-                run.log(step, **{f"{name}/{k}": val for k, val in parts.items()})
+                log(step, **{f"{name}/{k}": val for k, val in parts.items()})
             bar.advance(loss=parts["loss"])
     return model.teacher.cpu().eval(), history
 
@@ -240,6 +291,9 @@ def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
             state["history"][name] = {key: [h[key] for h in hist] for key in hist[0]}
         state["eval"][name] = {**_evaluate(name, model, probe, windows, y, cfg, run.seed), "pool": n}
         state["done"].append(name)
+        if name == "brain-semantoks":  # the pre-trained (teacher) encoder: load_model(run).features(x [B, R, T])
+            run.save_model(name, model, extra={"input": f"[B, {net.n_rois} ROIs, {cfg.crop} samples]",
+                                               "networks": list(net.names), "tr": cfg.tr})  # fmt: skip
         run.save_checkpoint(k + 1, state)
     if "fc" not in state["eval"]:
         state["eval"]["fc"] = {**_evaluate("fc", None, probe, windows, y, cfg, run.seed), "pool": 0}
@@ -298,3 +352,37 @@ def _figures(results: dict[str, Any], hist: dict[str, dict[str, list[float]]], r
     curves = {name: (list(range(len(h["loss"]))), h["loss"]) for name, h in hist.items() if h.get("loss")}
     if curves:
         plot_curves(run.figure_path("pretrain_loss"), curves, ylabel="loss", title="pre-training")
+
+
+def dry_run(cfg: BrainSemantoksConfig, device: torch.device) -> dict[str, Any]:
+    """The preset's pre-trainer (student, head, EMA teacher) and optimizer at their real sizes on the real
+    HCP scans (a few items, instead of the simulated pool): one self-distillation step on two views with
+    slice masks, and one evaluation step (probe features of the teacher), at batch 2."""
+    import dataclasses
+
+    net = aal2_network_map(subcortical=cfg.subcortical, source=cfg.network_source, neighbours=cfg.neighbours)
+    hcp = load_hcp(subcortical=cfg.subcortical, target_tr=cfg.tr, low=cfg.band_low, high=cfg.band_high,
+                   min_length=cfg.crop)  # fmt: skip
+    small = dataclasses.replace(cfg, batch_size=2)
+    groups = [g.tolist() for g in net.groups()]
+    model = build_pretrainer(cfg, groups).to(device)
+    opt = torch.optim.AdamW(_param_groups(model.student_parameters()), lr=cfg.lr)
+    rng = np.random.default_rng(0)
+    views = torch.from_numpy(_views(hcp.scans[:3], small, rng, 2)).to(device)
+    n_patch = cfg.crop // cfg.patch
+    masks = np.stack([slice_mask(2, len(groups), n_patch, rng, (cfg.mask_low, cfg.mask_high)) for _ in range(2)])
+    model.train()
+    loss, _ = model(views, torch.from_numpy(masks).to(device), cfg.ttr_weight)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    ema_update(model.teacher, model.student, ema_momentum(1, cfg.steps, cfg.ema_start))
+    model.teacher.eval()
+    with torch.no_grad():
+        feats = model.teacher.features(views[0])
+    return {
+        "parameters": sum(p.numel() for p in model.student_parameters() if p.requires_grad),
+        "train_loss": float(loss.detach()),
+        "feature_dim": int(feats.shape[-1]),
+        "rois": net.n_rois,
+    }

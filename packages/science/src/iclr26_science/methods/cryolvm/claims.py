@@ -3,7 +3,8 @@
 Paper (CryoLVM, arXiv 2602.02620): the fine-tuned model improves map–model agreement over the deposited map
 and over post-processing baselines (sharpening Table: CC_mask 0.788 → 0.821, EMReady 0.802; super-resolution
 FSC-0.5 4.64 → 4.58 Å), JEPA pre-training beats training from scratch (App. G), and the histogram
-alignment term speeds convergence (Table 9). Chance levels: a map with no skill has CC 0; resolutions have
+alignment term speeds convergence (Table 9). Chance levels: a map with no skill has CC 0; for pre-trained vs
+scratch the trivial restoration (the input map itself) is the level both sides must beat; resolutions have
 no chance level.
 """
 
@@ -46,7 +47,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
             ours=s[main]["cc_mask"],
             baseline=base_cc,
             better="higher",
-            margin=float(cfg.get("cc_margin", 0.0)),
+            margin=float(cfg.get("cc_margin", 0.005)),
             chance=0.0,
             paper="sharpening CC_mask 0.821 vs deposited 0.788, EMReady 0.802",
         )  # fmt: skip
@@ -59,7 +60,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
             ours=s[main]["fsc05"],
             baseline=base_res,
             better="lower",
-            margin=float(cfg.get("resolution_margin", 0.0)),
+            margin=float(cfg.get("resolution_margin", 0.1)),
             paper="super-resolution FSC-0.5 4.58 Å vs deposited 4.64 Å",
         )  # fmt: skip
     )
@@ -71,7 +72,10 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 ours=s[main]["cc_mask"],
                 baseline=s["scratch"]["cc_mask"],
                 better="higher",
-                chance=0.0,
+                margin=float(cfg.get("cc_margin", 0.005)),
+                # the trivial restoration returns its input: a scratch model below the input map has to be
+                # beaten by more than "return the input" before pre-training counts
+                chance=s["input"]["cc_mask"] if "input" in s else 0.0,
                 paper="App. G: pre-trained > scratch on all tasks",
             )  # fmt: skip
         )
@@ -84,6 +88,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 ours=_auc(curves[main]),
                 baseline=_auc(curves["cryolvm-mse"]),
                 better="higher",
+                margin=float(cfg.get("cc_margin", 0.005)),
                 chance=0.0,
                 paper="Table 9: faster convergence, small final gain",
             )  # fmt: skip

@@ -11,7 +11,15 @@ __all__ = ["build_jepa", "build_unet", "copy_encoder"]
 def build_unet(cfg: CryoLVMConfig) -> SCUNet3D:
     """The restoration network (1 channel in, 1 out)."""
     return SCUNet3D(
-        1, 1, dim=cfg.dim, depths=cfg.depths, head_dim=cfg.head_dim, window=cfg.window, residual=cfg.residual
+        1,
+        1,
+        dim=cfg.dim,
+        depths=cfg.depths,
+        head_dim=cfg.head_dim,
+        window=cfg.window,
+        residual=cfg.residual,
+        apix=cfg.apix,
+        crop=cfg.crop,
     )
 
 

@@ -55,7 +55,7 @@ from iclr26_shared.data import load_dataset
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
-__all__ = ["Data", "build_data", "evaluate_map", "run"]
+__all__ = ["Data", "build_data", "dry_run", "evaluate_map", "run"]
 
 BASELINES = ("input", "global-sharpen", "local-scale")
 
@@ -290,6 +290,9 @@ def run(cfg: CryoLVMConfig, run: RunDir) -> dict[str, Any]:
             p.name: evaluate_map(_predict(net, p.x, cfg, device), p, cfg) for p in control_pairs
         }
         state["done"].append(name)
+        if k == 0:  # the paper's method: reusable with iclr26_science.cryoem.restore(map, load_model(run))
+            run.save_model(name, net.cpu(), extra={"input": "[B, 1, D, H, W] (edges divisible by 2^L), scale_positive",
+                                                   "apix": cfg.apix, "task": cfg.task})  # fmt: skip
         run.save_checkpoint(2 + k, state)
     return _results(cfg, state, data, run)
 
@@ -334,3 +337,28 @@ def _figures(results: dict[str, Any], pretrain_loss: list[float], run: RunDir) -
                     ylabel="smooth-L1", title="JEPA pre-training")  # fmt: skip
     plot_bars(run.figure_path("cc_mask"), {m: v["cc_mask"] for m, v in results["summary"].items()},
               ylabel="mean CC_mask (held-out)", title=results["task"])  # fmt: skip
+
+
+def dry_run(cfg: CryoLVMConfig, device: torch.device) -> dict[str, Any]:
+    """The preset's network and optimizer at their real sizes on two training crops of one ADK frame:
+    one fine-tuning step (MSE + α·L_Hist) and one evaluation step (tiled inference on a crop) at batch 2."""
+    frame = load_dataset("adk-trajectory", count=1)[0]
+    p = make_pair(frame, degradation(cfg), cfg.apix, np.random.default_rng(cfg.data_seed), multiple=8,
+                  min_edge=cfg.crop)  # fmt: skip
+    x, y = random_crops([p], cfg.crop, 2, np.random.default_rng(0))
+    xb, yb = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
+    net = build_unet(cfg).to(device)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.finetune_lr, weight_decay=cfg.weight_decay)
+    net.train()
+    loss = restoration_loss(net(xb), yb, cfg.alpha, cfg.hist_bins)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    val_cc, val_mse = _val_metrics(net, xb, yb)
+    return {
+        "parameters": sum(q.numel() for q in net.parameters() if q.requires_grad),
+        "train_loss": float(loss.detach()),
+        "eval_cc": val_cc,
+        "eval_mse": val_mse,
+        "crop": cfg.crop,
+    }

@@ -52,7 +52,7 @@ from iclr26_science.methods.crystal_fourier_transformer.model import build_cft, 
 from iclr26_shared.errors import DataError
 from iclr26_shared.runs import RunDir
 
-__all__ = ["check_invariance", "pretrain_encoding", "run", "split_dataset"]
+__all__ = ["check_invariance", "dry_run", "pretrain_encoding", "run", "split_dataset"]
 
 PHASES = ("invariance", "pretrain", "cft", "plain", "e3nn")
 
@@ -239,6 +239,8 @@ def _fit(
             bar.advance(1, loss=train_loss, val_mae=val_mae)
     if best[1] is not None:
         model.load_state_dict(best[1])
+    if isinstance(model, CrystalFourierTransformer):  # predict() then gives eV/atom
+        model.set_target_scale(mean, std)
     result: dict[str, Any] = {"best_val_mae": best[0], "train_s_per_epoch": train_time / cfg.epochs}
     for part in ("test", "holdout", "train"):
         idx = split[part]
@@ -451,6 +453,10 @@ def run(cfg: CrystalFourierTransformerConfig, run: RunDir) -> dict[str, Any]:  #
             )
         res["preprocess_s_per_structure"] = prep_s
         results[kind] = res
+        if kind == "cft":  # the paper's network, reusable: load_model(run).predict([pymatgen Structure, ...])
+            run.save_model("cft", model.cpu(), extra={"input": "list of pymatgen Structures (predict)",
+                                                      "target": f"{cfg.label} energy, eV/atom"})  # fmt: skip
+            model.to(device)
         save(phase)
 
     _figure(results, run)
@@ -467,3 +473,31 @@ def _figure(results: dict[str, Any], run: RunDir) -> None:
         return
     values = {f"{m} {part}": results[m][f"{part}_mae"] for m in models for part in ("test", "holdout")}
     plot_bars(run.figure_path("mae"), values, ylabel="MAE (eV/atom)", title="seen-group test vs held-out groups")
+
+
+def dry_run(cfg: CrystalFourierTransformerConfig, device: torch.device) -> dict[str, Any]:
+    """The preset's crystal network and optimizer at their real sizes on two real crystals of the preset's
+    elements (a few items, instead of the generated families): one training step (MSE on the standardised
+    target) and one evaluation step at batch 2."""
+    real = real_crystals(tuple(cfg.elements))
+    idx = np.arange(min(2, len(real)))
+    model = build_cft(cfg, "symmetry").to(device)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
+                            weight_decay=cfg.weight_decay)  # fmt: skip
+    y = torch.as_tensor(real.targets[idx], dtype=torch.float32, device=device)
+    z = (y - y.mean()) / y.std().clamp_min(1e-6) if len(idx) > 1 else y * 0
+    batch = padded_batch(real, idx).to(device)
+    model.train()
+    loss = ((model(batch) - z) ** 2).mean()
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    opt.step()
+    model.eval()
+    with torch.no_grad():
+        ev = float(((model(batch) - z) ** 2).mean())
+    return {
+        "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "train_loss": float(loss.detach()),
+        "eval_loss": ev,
+    }

@@ -4,8 +4,8 @@ Paper: *One protein is all you need* (arXiv 2411.02109): TTT lowers the masked-L
 (§3, the self-supervised objective it minimises), improves zero-shot fitness prediction, most on proteins
 where the base model is weak (ProteinGym: ESM2-35M 0.3211 → 0.3407 average Spearman, gains largest for
 high-perplexity proteins), and ``ttt_reset()`` restores the original model before the next protein.
-Chance levels: a model no better than uniform over the 20 amino acids has pseudo-perplexity 20; a fitness
-predictor without skill has Spearman 0.
+Chance levels: a model no better than uniform over the 20 amino acids has pseudo-perplexity 20 (log 20 on
+the log scale claim 1 judges); a fitness predictor without skill has Spearman 0.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ RESET_TOL = 1e-12
 
 
 def claims(results: Mapping[str, Any]) -> list[Claim]:
-    """(1) perplexity drop on real sequences; (2) Spearman gain on weak Potts targets; (3) exact reset;
+    """(1) perplexity drop on real sequences: mean log pseudo-perplexity and (1b) per-sequence wins;
+    (2) exact reset; (3) Spearman gain on weak Potts targets (selected on a split it does not score);
     (4) controlled check: TTT on the family's MSA raises Spearman (a known-large effect)."""
     cfg = results.get("config", {})
     out: list[Claim] = []
@@ -34,14 +35,26 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     if ppl:
         out.append(
             Claim(
-                claim="TTT lowers the masked-LM pseudo-perplexity of the target protein (mean over real sequences)",
-                metric="mean pseudo-perplexity (after vs before TTT)",
-                ours=ppl["mean_ppl_ttt"],
-                baseline=ppl["mean_ppl_base"],
+                claim="TTT lowers the masked-LM pseudo-perplexity of the target protein (mean log pseudo-perplexity "
+                "over real sequences: no one off-distribution protein decides it)",
+                metric="mean log pseudo-perplexity (after vs before TTT)",
+                ours=ppl["mean_log_ppl_ttt"],
+                baseline=ppl["mean_log_ppl_base"],
                 better="lower",
-                margin=float(cfg.get("perplexity_margin", 0.0)),
-                chance=UNIFORM_PERPLEXITY,
+                margin=float(cfg.get("perplexity_margin", 0.01)),
+                chance=math.log(UNIFORM_PERPLEXITY),
                 paper="TTT minimises the target's MLM loss; perplexity falls (Fig. 2 / §4)",
+            )
+        )
+        out.append(
+            Claim(
+                claim="TTT lowers the pseudo-perplexity of most real sequences (share of sequences it lowers, "
+                "more than half)",
+                metric="share of sequences whose pseudo-perplexity TTT lowers",
+                ours=ppl["win_fraction"],
+                threshold=0.5,
+                better="higher",
+                paper="perplexity falls on the targets (Fig. 2)",
             )
         )
         out.append(
@@ -60,12 +73,13 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
         out.append(
             Claim(
                 claim="TTT improves the Spearman correlation of zero-shot fitness predictions on targets where the "
-                "base model is weak (mean over weak Potts families)",
-                metric="mean Spearman ρ vs exact ΔE on weak targets (after vs before TTT)",
+                "base model is weak (mean over weak Potts families; weak is chosen on half of the mutants, ρ is "
+                "scored on the other half)",
+                metric="mean Spearman ρ vs exact ΔE on weak targets, scored half (after vs before TTT)",
                 ours=fit["mean_rho_ttt_weak"],
                 baseline=fit["mean_rho_base_weak"],
                 better="higher",
-                margin=float(cfg.get("spearman_margin", 0.0)),
+                margin=float(cfg.get("spearman_margin", 0.02)),
                 chance=0.0,
                 paper="ESM2-35M 0.3211 → 0.3407 avg Spearman on ProteinGym; largest gains on weak targets",
             )
@@ -107,6 +121,11 @@ def report(results: Mapping[str, Any]) -> str:
             )
         s = results.get("perplexity_summary", {})
         lines.append(f"| **mean** | | | {_f(s.get('mean_ppl_base'))} | {_f(s.get('mean_ppl_ttt'))} | | |")
+        if "mean_log_ppl_base" in s:
+            lines.append(
+                f"| **mean log** (claim 1) | | | {_f(s['mean_log_ppl_base'])} | {_f(s['mean_log_ppl_ttt'])} | | |"
+            )
+            lines += ["", f"TTT lowered the pseudo-perplexity of {s['win_fraction']:.0%} of the sequences."]
     fam = results.get("fitness", [])
     if fam:
         s = results.get("fitness_summary", {})
@@ -115,7 +134,7 @@ def report(results: Mapping[str, Any]) -> str:
                   "| family | L | mutants | weak | base | TTT | MSA-TTT (control) | MSA profile | ppl base → TTT |",
                   "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in fam:
-            weak = "yes" if r["rho_base"] < s.get("weak_threshold", 0.3) else "no"
+            weak = "yes" if r.get("rho_base_select", r["rho_base"]) < s.get("weak_threshold", 0.3) else "no"
             lines.append(
                 f"| {r['family']} | {r['length']} | {r['mutants']} | {weak} | {_f(r['rho_base'])} | "
                 f"{_f(r['rho_ttt'])} | {_f(r.get('rho_msa_ttt'))} | {_f(r['rho_profile'])} | "

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 from iclr26_science.methods.protein_ttt.config import ProteinTTTConfig
 from iclr26_science.proteins import MaskedLM, TTTSettings, esm2_from_config, load_antiberty, load_esm2
 
-__all__ = ["build_lm", "control_settings", "ttt_settings"]
+__all__ = ["build_lm", "control_settings", "lora_scaling", "ttt_settings"]
 
 
 def build_lm(cfg: ProteinTTTConfig, seed: int = 0) -> MaskedLM:
@@ -19,12 +20,20 @@ def build_lm(cfg: ProteinTTTConfig, seed: int = 0) -> MaskedLM:
     return load_esm2(cfg.model)
 
 
+def lora_scaling(cfg: ProteinTTTConfig) -> Literal["reference", "peft"]:
+    """``cfg.lora_scaling`` with ``auto`` resolved per model (see the field's docstring)."""
+    if cfg.lora_scaling != "auto":
+        return cfg.lora_scaling
+    return "peft" if cfg.model == "antiberty" else "reference"
+
+
 def ttt_settings(cfg: ProteinTTTConfig, seed: int) -> TTTSettings:
     """The recipe (paper defaults for every switch the config does not name)."""
     return TTTSettings(
         lr=cfg.lr, ags=cfg.ags, steps=cfg.steps, batch_size=cfg.batch_size, mask_ratio=cfg.mask_ratio,
         crop_size=cfg.crop_size, loss_kind=cfg.loss_kind, optimizer=cfg.optimizer, lora_rank=cfg.lora_rank,
-        lora_alpha=cfg.lora_alpha, freeze_embeddings=cfg.freeze_embeddings, seed=seed,
+        lora_alpha=cfg.lora_alpha, lora_scaling=lora_scaling(cfg), replace_vocab=cfg.replace_vocab,
+        freeze_embeddings=cfg.freeze_embeddings, seed=seed,
     )  # fmt: skip
 
 
