@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from iclr26_graphs.methods.fgl.model import FGL, FGLStructure
     from iclr26_graphs.methods.fgl.preprocess import build_structure
     from iclr26_graphs.methods.fgl.spec import SPEC
+    from iclr26_graphs.methods.fgl.train import fit
 
 _EXPORTS: dict[str, str] = {
     "FGL": "iclr26_graphs.methods.fgl.model",
@@ -22,9 +23,10 @@ _EXPORTS: dict[str, str] = {
     "PRESETS": "iclr26_graphs.methods.fgl.config",
     "SPEC": "iclr26_graphs.methods.fgl.spec",
     "build_structure": "iclr26_graphs.methods.fgl.preprocess",
+    "fit": "iclr26_graphs.methods.fgl.train",
 }
 
-__all__ = ["FGL", "PRESETS", "SPEC", "FGLConfig", "FGLStructure", "build_structure"]
+__all__ = ["FGL", "PRESETS", "SPEC", "FGLConfig", "FGLStructure", "build_structure", "fit"]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -1,10 +1,13 @@
 """The FGL paper's central claims (Li et al., ICLR 2026), checked on our ``results.json``.
 
 1. On heterophilous graphs (edge homophily < 0.5) FGL beats the best compared baseline (GCN, APPNP,
-   GCNII) by a clear margin (≥ 5 accuracy points, averaged over those graphs); on homophilous graphs it
-   is at least on par (within 1 point). Paper, Table 1: Texas 91.89 vs 71.35 (APPNP), Wisconsin 86.27 vs
-   70.31 (GCNII); Cora 85.46 vs 85.34 (GCNII).
-2. Homophily-guided sampling gives trees of higher edge homophily than uniform sampling (Theorem 2).
+   GCNII, and the feature-only MLP and logistic regression) by a clear margin (≥ 5 accuracy points,
+   averaged over those graphs); on homophilous graphs it is at least on par (within 1 point: an explicit
+   non-inferiority claim). Paper, Table 1: Texas 91.89 vs 71.35 (APPNP), Wisconsin 86.27 vs 70.31 (GCNII);
+   Cora 85.46 vs 85.34 (GCNII).
+2. Homophily-guided sampling gives trees of higher edge homophily than uniform sampling (Theorem 2),
+   measured on the tree edges between non-training nodes: the estimator's attention is fitted to the
+   training labels, so edges at training nodes would be homophilous by construction.
 3. The paper's ablation table (Cora / Texas / Flickr): the full model beats uniform tree sampling, a
    single homophily-guided tree, the model without the local sub-module and the one without the global
    sub-module (Cora 85.46 vs 83.63 / 83.73 / 82.18 / 80.00; Texas 91.89 vs 82.58 / 84.83 / 69.93 / 82.88).
@@ -20,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
 __all__ = ["ABLATION_MARGIN", "HETERO_MARGIN", "PAR_TOLERANCE", "TREE_MARGIN", "claims", "report"]
 
@@ -27,12 +31,16 @@ __all__ = ["ABLATION_MARGIN", "HETERO_MARGIN", "PAR_TOLERANCE", "TREE_MARGIN", "
 HETERO_MARGIN = 0.05
 #: "at least on par" of claim 1 (accuracy, absolute): ours may trail the best baseline by this much.
 PAR_TOLERANCE = 0.01
-#: A strict ablation win: the full model must beat the ablated one by half an accuracy point.
-ABLATION_MARGIN = 0.005
-#: Guided trees must be more homophilous than uniform ones by this much (edge-homophily units).
-TREE_MARGIN = 0.01
+#: An ablation win: the full model must beat the ablated one by 2 accuracy points, about one binomial
+#: standard deviation of a test accuracy near 0.6 on the quick cSBM's ~700 test nodes (sqrt(.24/700) = 0.019).
+ABLATION_MARGIN = 0.02
+#: Guided trees must be more homophilous than uniform ones by this much (edge-homophily units; about one
+#: binomial standard deviation of the homophily of ~1000 tree edges at 0.4: 0.015).
+TREE_MARGIN = 0.02
 
-BASELINES = ("gcn", "appnp", "gcnii")
+#: The best-baseline set of claim 1: graph models and the feature-only ones (FGL's own pre-processing fits
+#: a logistic regression on the features; a win must also beat what the features alone give).
+BASELINES = ("gcn", "appnp", "gcnii", "mlp", "linear")
 
 #: (variant, words, paper numbers) of the ablation claims.
 ABLATIONS: tuple[tuple[str, str, str], ...] = (
@@ -115,7 +123,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
         out.append(
             Claim(
                 claim=f"Homophily-guided trees are more homophilous than uniform ones ({abl['graph']})",
-                metric="tree edge homophily",
+                metric="tree edge homophily (edges between non-training nodes)",
                 ours=float(abl["tree_homophily_guided"]["mean"]),
                 baseline=float(abl["tree_homophily_uniform"]["mean"]),
                 better="higher",
@@ -149,50 +157,73 @@ def report(results: Mapping[str, Any]) -> str:
     graphs = list(results["graphs"])
     if not graphs:
         return "No graph finished."
-    order = ["fgl", "fgl-sender", "fgl-receiver", "gcn", "appnp", "gcnii"]
+    order = ["fgl", "fgl-sender", "fgl-receiver", *BASELINES]
     order += ["fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"]
     methods = [m for m in order if any(m in g["accuracy"] for g in graphs)]
-    lines = ["## Accuracy (test, mean ± std over repeats)", ""]
-    lines.append("| graph | homophily | " + " | ".join(methods) + " |")
-    lines.append("|---|---|" + "---|" * len(methods))
-    for g in graphs:
-        cells = []
-        for m in methods:
-            a = g["accuracy"].get(m)
-            cells.append("—" if a is None else f"{100 * a['mean']:.1f} ± {100 * a['std']:.1f}")
-        lines.append(f"| {g['graph']} | {g['homophily']:.2f} | " + " | ".join(cells) + " |")
-    lines += ["", "## Homophily of the augmented graph and the trees (true labels)", ""]
-    lines.append("| graph | G | kNN edges | Ĝ | trees (FGL) | guided | uniform | pseudo-label test acc |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+
+    def acc(g: Mapping[str, Any], m: str) -> str:
+        a = g["accuracy"].get(m)
+        return "—" if a is None else f"{100 * a['mean']:.1f} ± {100 * a['std']:.1f}"
 
     def f(g: Mapping[str, Any], key: str) -> str:
         return f"{g[key]['mean']:.3f}" if key in g else "—"
 
-    for g in graphs:
-        lines.append(
-            f"| {g['graph']} | {g['homophily']:.3f} | {f(g, 'homophily_knn')} | {f(g, 'homophily_augmented')} | "
-            f"{f(g, 'homophily_trees')} | {f(g, 'tree_homophily_guided')} | {f(g, 'tree_homophily_uniform')} | "
-            f"{f(g, 'pseudo_test_acc')} |"
+    lines = ["## Accuracy (test, mean ± std over repeats)", ""]
+    lines.append(
+        markdown_table(
+            ["graph", "homophily", *methods],
+            [[g["graph"], f"{g['homophily']:.2f}", *(acc(g, m) for m in methods)] for g in graphs],
         )
-    lines += ["", "## Chosen on validation nodes, and how much sits on kNN-only arcs", ""]
-    lines.append("| graph | (k, β1, β2) per repeat | attention on kNN-only arcs | tree edges on kNN-only arcs |")
-    lines.append("|---|---|---|---|")
+    )
+    lines += ["", "## Homophily of the augmented graph and the trees (true labels)", ""]
+    lines.append(
+        markdown_table(
+            ["graph", "G", "kNN edges", "Ĝ", "trees (FGL)", "guided*", "uniform*", "pseudo-label test acc"],
+            [
+                [
+                    g["graph"],
+                    f"{g['homophily']:.3f}",
+                    *(
+                        f(g, k)
+                        for k in (
+                            "homophily_knn",
+                            "homophily_augmented",
+                            "homophily_trees",
+                            "tree_homophily_guided",
+                            "tree_homophily_uniform",
+                            "pseudo_test_acc",
+                        )
+                    ),
+                ]
+                for g in graphs
+            ],
+        )
+    )
+    lines += ["", "\\* on tree edges between non-training nodes (labels no pre-processing step saw).", ""]
+    lines += ["## Chosen on validation nodes, and how much sits on kNN-only arcs", ""]
+    rows = []
     for g in graphs:
         chosen = "; ".join(
             f"({s['knn_k']}, {s['beta1']:g}, {s['beta2']:g})" for s in g.get("selected", []) if s is not None
         )
-        lines.append(
-            f"| {g['graph']} | {chosen or '—'} | {f(g, 'attention_on_knn_only')} | {f(g, 'tree_edges_knn_only')} |"
+        rows.append([g["graph"], chosen or "—", f(g, "attention_on_knn_only"), f(g, "tree_edges_knn_only")])
+    lines.append(
+        markdown_table(
+            ["graph", "(k, β1, β2) per repeat", "attention on kNN-only arcs", "tree edges on kNN-only arcs"], rows
         )
+    )
     tuned = [g for g in graphs if len(g.get("tuning", [])) > 1]
     if tuned:
         lines += ["", "## The tuning grid: validation / test accuracy of every candidate (mean over repeats)", ""]
         cands = tuned[0]["tuning"]
         heads = [f"k={c['knn_k']}, β=({c['beta1']:g}, {c['beta2']:g})" for c in cands]
-        lines.append("| graph | " + " | ".join(heads) + " |")
-        lines.append("|---|" + "---|" * len(heads))
-        for g in tuned:
-            cells = [f"{100 * c['val_acc']['mean']:.1f} / {100 * c['test_acc']['mean']:.1f}" for c in g["tuning"]]
-            lines.append(f"| {g['graph']} | " + " | ".join(cells) + " |")
+        body = [
+            [
+                g["graph"],
+                *(f"{100 * c['val_acc']['mean']:.1f} / {100 * c['test_acc']['mean']:.1f}" for c in g["tuning"]),
+            ]
+            for g in tuned
+        ]
+        lines.append(markdown_table(["graph", *heads], body))
     lines += ["", f"Wall time: {results.get('wall_seconds', float('nan')):.1f} s."]
     return "\n".join(lines)

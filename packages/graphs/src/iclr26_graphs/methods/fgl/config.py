@@ -21,8 +21,8 @@ from iclr26_shared.errors import ConfigError
 
 __all__ = ["BASELINES", "Baseline", "FGLConfig", "PRESETS"]
 
-Baseline = Literal["gcn", "appnp", "gcnii"]
-BASELINES: tuple[Baseline, ...] = ("gcn", "appnp", "gcnii")
+Baseline = Literal["gcn", "appnp", "gcnii", "mlp", "linear"]
+BASELINES: tuple[Baseline, ...] = ("gcn", "appnp", "gcnii", "mlp", "linear")
 
 Phi = Annotated[float, at.Interval(ge=-1.0, le=1.0)]
 
@@ -55,7 +55,8 @@ class FGLConfig:
     """Repetitions inside one run (graph draw, split and initialisation with seeds seed, seed+1, ...);
     accuracy is mean ± std. Use the common flag --seeds N instead for replicated claim verdicts."""
     compare: tuple[Baseline, ...] = BASELINES
-    """Baselines trained by the same loop (gcn, appnp, gcnii; none when empty)."""
+    """Baselines trained by the same loop (gcn, appnp, gcnii, and the feature-only mlp and linear logistic
+    regression, as the paper's tables have; none when empty)."""
     ablations: bool = True
     """Also train the paper's ablations: uniform trees, a single tree, without global / local sub-module."""
     ablation_phi: Phi = -0.5
@@ -115,6 +116,10 @@ class FGLConfig:
     tree_score_floor: Annotated[float, at.Gt(0), at.Le(1)] = 1e-3
     """Scores s(e) below this are raised to it before sampling (ours; the paper has no floor). The walks need
     ~1/floor rounds to leave a node set whose exits all sit at the floor: 1e-6 stalled the quick cSBM graphs."""
+    torch_threads: NonNegInt = 1
+    """CPU threads torch uses during the run (0: leave torch's default, the core count). A fixed count makes
+    a seed's result identical under the process and the Ray backends (Ray tasks run with one thread): float
+    reductions split their work by thread, and other bits lead to other validation choices."""
     appnp_k: PosInt = 10
     """APPNP propagation steps K."""
     appnp_alpha: UnitFloat = 0.1
@@ -140,7 +145,7 @@ PRESETS: dict[str, FGLConfig] = {
         csbm_features=80,
         val_per_class=30,
         repeats=1,
-        compare=("gcn",),
+        compare=("gcn", "linear"),
         tune_betas=(),
         epochs=30,
         patience=30,

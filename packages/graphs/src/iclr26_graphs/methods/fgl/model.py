@@ -17,10 +17,12 @@ the pre-processing and held in an :class:`FGLStructure`; only ``W_H``, ``W_A``, 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from iclr26_graphs.errors import GraphInputError
@@ -28,7 +30,21 @@ from iclr26_graphs.nn.forest_conv import Direction, Forest, ForestConv, make_for
 
 Modules = Literal["both", "global", "local"]
 
-__all__ = ["APPNPNet", "FGL", "Modules", "FGLStructure", "GCNIINet", "GCNNet", "gcn_norm_weights", "make_baseline"]
+__all__ = [
+    "APPNPNet",
+    "FGL",
+    "FGLStructure",
+    "GCNIINet",
+    "GCNNet",
+    "LinearNet",
+    "MLPNet",
+    "Modules",
+    "gcn_norm_weights",
+    "make_baseline",
+]
+
+#: File beside ``model.safetensors`` that holds a saved FGL's structure (Ĝ, α and the sampled trees).
+STRUCTURE_FILE = "structure.safetensors"
 
 
 def gcn_norm_weights(edge_index: torch.Tensor, num_nodes: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -84,9 +100,42 @@ class FGLStructure:
         """The same Ĝ and attention with other trees ``[N_T, 2, m]``."""
         return replace(self, forest=make_forest(self.edge_index, self.num_nodes, trees))
 
+    def save(self, path: str | Path) -> None:
+        """Write Ĝ (``edge_index [2, E']``), ``attention [E']``, the trees ``[N_T, 2, m]`` and ``n`` to one
+        safetensors file; :meth:`load` rebuilds the identical structure (the forest's rooting is
+        deterministic given the trees)."""
+        from safetensors.torch import save_file
 
-class FGL(nn.Module):
+        tensors = {
+            "edge_index": self.edge_index.detach().cpu().contiguous(),
+            "attention": self.attention.detach().cpu().contiguous(),
+            "trees": self.forest.trees.detach().cpu().contiguous(),
+        }
+        save_file(tensors, str(path), metadata={"num_nodes": str(self.num_nodes)})
+
+    @classmethod
+    def load(cls, path: str | Path, device: torch.device | str = "cpu") -> FGLStructure:
+        """The structure :meth:`save` wrote to ``path``, on ``device``."""
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+            if "num_nodes" not in meta:
+                raise GraphInputError(f"{path}: not an FGL structure file (no num_nodes in its metadata)")
+            t = {k: f.get_tensor(k) for k in ("edge_index", "attention", "trees")}
+        n = int(meta["num_nodes"])
+        ei = t["edge_index"].to(device)
+        return cls(n, ei, t["attention"].to(device), make_forest(ei, n, t["trees"].to(device)))
+
+
+class FGL(nn.Module, PyTorchModelHubMixin):
     """Forest-based graph learning for semi-supervised node classification.
+
+    Save and load with ``save_pretrained(dir)`` / ``FGL.from_pretrained(dir)`` (``huggingface_hub``'s
+    :class:`~huggingface_hub.PyTorchModelHubMixin`, offline from a local folder): the weights go to
+    ``model.safetensors``, the constructor arguments to ``config.json`` and, when a structure is set, the
+    graph side (Ĝ, α and the sampled trees, :meth:`FGLStructure.save`) to ``structure.safetensors``, so a
+    loaded model gives the saved one's outputs bit for bit.
 
     Args:
         in_channels: Feature size ``f``.
@@ -144,6 +193,20 @@ class FGL(nn.Module):
         self.classifier = nn.Linear(hidden_channels, out_channels)
         self.structure: FGLStructure | None = None
         self._norm: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        super()._save_pretrained(save_directory)
+        if self.structure is not None:
+            self.structure.save(Path(save_directory) / STRUCTURE_FILE)
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, map_location: str = "cpu", **kwargs: Any) -> FGL:  # type: ignore[override]
+        model = super()._from_pretrained(model_id=model_id, map_location=map_location, **kwargs)
+        assert isinstance(model, FGL)
+        path = Path(model_id) / STRUCTURE_FILE
+        if path.is_file():
+            model.set_structure(FGLStructure.load(path, map_location))
+        return model
 
     def set_structure(self, structure: FGLStructure) -> FGL:
         """Use ``structure`` (Ĝ, α, trees) in later calls; returns self."""
@@ -268,8 +331,38 @@ class GCNIINet(nn.Module):
         return self.lin_out(x)
 
 
+class LinearNet(nn.Module):
+    """Feature-only logistic regression ``softmax(X W)`` (dropout on the input); ignores the graph."""
+
+    def __init__(self, in_channels: int, out_channels: int, dropout: float = 0.5) -> None:
+        super().__init__()
+        self.lin = nn.Linear(in_channels, out_channels)
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor | None = None) -> torch.Tensor:
+        return self.lin(F.dropout(x, self.dropout, self.training))
+
+
+class MLPNet(nn.Module):
+    """Feature-only two-layer MLP (ReLU, dropout); ignores the graph."""
+
+    def __init__(self, in_channels: int, out_channels: int, hidden: int = 64, dropout: float = 0.5) -> None:
+        super().__init__()
+        self.lin1 = nn.Linear(in_channels, hidden)
+        self.lin2 = nn.Linear(hidden, out_channels)
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor | None = None) -> torch.Tensor:
+        x = F.relu(self.lin1(F.dropout(x, self.dropout, self.training)))
+        return self.lin2(F.dropout(x, self.dropout, self.training))
+
+
 def make_baseline(name: str, in_channels: int, out_channels: int, **kw: float) -> nn.Module:
-    """``gcn``, ``appnp`` or ``gcnii`` with keyword hyper-parameters."""
+    """``gcn``, ``appnp``, ``gcnii`` or the feature-only ``mlp`` / ``linear`` with keyword hyper-parameters."""
+    if name == "linear":
+        return LinearNet(in_channels, out_channels, kw["dropout"])
+    if name == "mlp":
+        return MLPNet(in_channels, out_channels, int(kw["hidden"]), kw["dropout"])
     if name == "gcn":
         return GCNNet(in_channels, out_channels, hidden=int(kw["hidden"]), dropout=kw["dropout"])
     if name == "appnp":
@@ -278,4 +371,4 @@ def make_baseline(name: str, in_channels: int, out_channels: int, **kw: float) -
         )
     if name == "gcnii":
         return GCNIINet(in_channels, out_channels, int(kw["hidden"]), kw["dropout"], layers=int(kw["gcnii_layers"]))
-    raise GraphInputError(f"unknown baseline {name!r}: expected gcn, appnp or gcnii")
+    raise GraphInputError(f"unknown baseline {name!r}: expected gcn, appnp, gcnii, mlp or linear")

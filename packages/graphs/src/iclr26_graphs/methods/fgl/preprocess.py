@@ -128,9 +128,13 @@ def sample_trees(
     return sample_spanning_forests(edge_index, w, num_nodes, num_trees, generator, sampler=sampler)
 
 
-def tree_homophily(trees: torch.Tensor, y: torch.Tensor) -> float:
-    """Mean edge homophily of the trees ``[N_T, 2, m]`` under the labels ``y``."""
-    return float(sum(edge_homophily(t, y) for t in trees) / trees.size(0))
+def tree_homophily(trees: torch.Tensor, y: torch.Tensor, nodes: torch.Tensor | None = None) -> float:
+    """Mean edge homophily of the trees ``[N_T, 2, m]`` under the labels ``y``; with a boolean ``nodes``
+    mask, over the tree edges whose two ends both lie in it (NaN when no tree edge does)."""
+    if nodes is None:
+        return float(sum(edge_homophily(t, y) for t in trees) / trees.size(0))
+    same = torch.cat([(y[t[0]] == y[t[1]])[nodes[t[0]] & nodes[t[1]]] for t in trees])
+    return float(same.float().mean()) if same.numel() else float("nan")
 
 
 def build_structure(

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from iclr26_graphs.methods.ogmm.adapters import PyGExpert, graphs_from_data
     from iclr26_graphs.methods.ogmm.config import PRESETS, OGMMConfig
     from iclr26_graphs.methods.ogmm.model import DenseExpert, GraphInverter, MergedGNN
     from iclr26_graphs.methods.ogmm.spec import SPEC
-    from iclr26_graphs.methods.ogmm.train import generate, merge
+    from iclr26_graphs.methods.ogmm.train import accuracy, generate, merge, merge_experts, predict
 
 _EXPORTS: dict[str, str] = {
     "DenseExpert": "iclr26_graphs.methods.ogmm.model",
@@ -23,10 +24,29 @@ _EXPORTS: dict[str, str] = {
     "PRESETS": "iclr26_graphs.methods.ogmm.config",
     "SPEC": "iclr26_graphs.methods.ogmm.spec",
     "generate": "iclr26_graphs.methods.ogmm.train",
+    "merge_experts": "iclr26_graphs.methods.ogmm.train",
+    "predict": "iclr26_graphs.methods.ogmm.train",
+    "accuracy": "iclr26_graphs.methods.ogmm.train",
+    "PyGExpert": "iclr26_graphs.methods.ogmm.adapters",
+    "graphs_from_data": "iclr26_graphs.methods.ogmm.adapters",
     "merge": "iclr26_graphs.methods.ogmm.train",
 }
 
-__all__ = ["PRESETS", "SPEC", "DenseExpert", "GraphInverter", "MergedGNN", "OGMMConfig", "generate", "merge"]
+__all__ = [
+    "PRESETS",
+    "SPEC",
+    "DenseExpert",
+    "GraphInverter",
+    "MergedGNN",
+    "OGMMConfig",
+    "PyGExpert",
+    "accuracy",
+    "generate",
+    "graphs_from_data",
+    "merge",
+    "merge_experts",
+    "predict",
+]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

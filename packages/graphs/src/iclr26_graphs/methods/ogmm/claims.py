@@ -7,12 +7,19 @@
    vs GIN-B 65.02 (best expert), Inverse-X 62.39, Ens-Prob 58.05, Avg-PTM 56.58, Uni-Soup 48.73,
    Multi-GFKD 47.57.
 2. Stage 1 works: the generated graphs are classified as their conditioning label by their own expert
-   (we ask for ≥ 90 %; the paper reports no rate) and match its BatchNorm statistics (R_bn of the
-   generated graphs below that of random graphs of the same density).
-3. Top-k between 2 and 4 is best (the paper's sweep over k = 1..5).
+   (we ask for ≥ 90 %; the paper reports no rate) and match its BatchNorm statistics: judged per expert
+   on a log scale, every expert's generated graphs must have an R_bn at least 20 % below (log10 ratio
+   < −0.1) that of random graphs of the same density (R_bn spans 0.03 to thousands across experts, so a
+   mean of raw values is carried by one expert).
+3. (Not a claim.) The paper finds top-k between 2 and 4 best over k = 1..5 on test accuracy. A best-of-3
+   against best-of-2 comparison holds with probability 3/5 when k has no effect, and a matched selection
+   (k chosen on held-out data, scored on test) needs target data OGMM does not have; the sweep is reported.
 4. Controlled checks (known large effects, to tell a CPU-scale miss from a bug): the density split is
    a real shift (experts lose ≥ 10 points off their own domain), and on a mixture target the gate puts
    most of its mass on the experts of each graph's own source domain (chance 0.5).
+
+The "beats" claims need a margin of one binomial standard deviation of an accuracy near 0.5 on the
+target set, ``sqrt(0.25 / n_target)`` (0.025 for the 400 target graphs of the quick preset).
 
 Accuracy claims carry the chance level: the larger of ``1/C`` and the target's majority-class share
 (``target_majority`` in the results; a constant predictor reaches it). It is the trivial answer's level
@@ -22,19 +29,23 @@ would turn "at chance" into "worse than chance".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
-__all__ = ["LABEL_RATE", "SHIFT_MARGIN", "claims", "report"]
+__all__ = ["BN_LOG_RATIO", "LABEL_RATE", "ROUTING_MARGIN", "SHIFT_MARGIN", "accuracy_margin", "claims", "report"]
 
 #: Claim 2: share of generated graphs their expert must classify as the conditioning label.
 LABEL_RATE = 0.9
 #: Claim 4: experts must be this much (accuracy) better in-domain than cross-domain.
 SHIFT_MARGIN = 0.10
-#: Top-k values the paper calls best.
-BEST_K = ("2", "3", "4")
+#: Claim 2 (R_bn): the worst expert's log10(R_bn generated / R_bn random) must lie below this.
+BN_LOG_RATIO = -0.1
+#: The routing control: own-domain gate mass must exceed 0.5 by this much.
+ROUTING_MARGIN = 0.05
 
 
 def _family(acc: Mapping[str, float], names: list[str]) -> tuple[str, float] | None:
@@ -45,9 +56,16 @@ def _family(acc: Mapping[str, float], names: list[str]) -> tuple[str, float] | N
     return best, float(acc[best])
 
 
+def accuracy_margin(results: Mapping[str, Any]) -> float:
+    """One binomial standard deviation of an accuracy near 0.5 on the target set: ``sqrt(0.25 / n)``."""
+    n = int(results.get("sizes", {}).get("target", 400))
+    return round(math.sqrt(0.25 / max(n, 1)), 4)
+
+
 def claims(results: Mapping[str, Any]) -> list[Claim]:
-    """Evaluate claims 1–4 on one run's results."""
+    """Evaluate claims 1, 2 and 4 on one run's results."""
     acc: Mapping[str, float] = results["target_accuracy"]
+    margin = accuracy_margin(results)
     chance = max(1.0 / int(results["num_classes"]), float(results.get("target_majority", 0.0)))
     experts = [e["name"] for e in results["experts"]]
     ours = float(acc["ogmm"])
@@ -78,6 +96,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 ours=ours,
                 baseline=best[1],
                 better="higher",
+                margin=margin,
                 chance=chance,
                 paper=paper,
             )
@@ -95,31 +114,22 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
             paper="qualitative (generation by inversion, Eqs. 7-11)",
         )
     )
+    per = gen.get("per_expert") or []
+    if per:
+        worst = max(math.log10(max(float(p["bn_generated"]), 1e-12) / max(float(p["bn_random"]), 1e-12)) for p in per)
+    else:
+        worst = float(gen["bn_log_ratio_worst"])
     out.append(
         Claim(
-            claim="Generated graphs match their expert's BatchNorm statistics better than random graphs",
-            metric="R_bn (mean over experts)",
-            ours=float(gen["bn_generated"]),
-            baseline=float(gen["bn_random"]),
+            claim="Generated graphs match their expert's BatchNorm statistics better than random graphs, "
+            "for every expert",
+            metric="worst expert's log10(R_bn generated / R_bn random)",
+            ours=worst,
+            threshold=BN_LOG_RATIO,
             better="lower",
             paper="R_bn term of L_gen (Eq. 9)",
         )
     )
-    topk: Mapping[str, float] = results.get("topk", {})
-    inside = [float(topk[k]) for k in BEST_K if k in topk]
-    outside = [float(v) for k, v in topk.items() if k not in BEST_K]
-    if inside and outside:
-        out.append(
-            Claim(
-                claim="Top-k between 2 and 4 beats the other k of the sweep",
-                metric="target accuracy (best k inside vs best k outside 2..4)",
-                ours=max(inside),
-                baseline=max(outside),
-                better="higher",
-                chance=chance,
-                paper="k in 2-4 best over k = 1..5 (sensitivity study)",
-            )
-        )
     ins = [float(e["in_domain_acc"]) for e in results["experts"]]
     cross = [float(e["cross_domain_acc"]) for e in results["experts"]]
     out.append(
@@ -143,6 +153,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 ours=float(routing),
                 threshold=0.5,
                 better="higher",
+                margin=ROUTING_MARGIN,
                 chance=0.5,
                 paper="not reported (reviewers asked for gate analyses)",
             )
@@ -151,37 +162,66 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
 
 
 def report(results: Mapping[str, Any]) -> str:
-    """Markdown: target accuracy per method, experts in/cross domain, generation, top-k sweep."""
+    """Markdown: target accuracy per method, experts in/cross domain, generation, top-k sweep, the gate."""
     acc: Mapping[str, float] = results["target_accuracy"]
     lines = [f"## Target accuracy ({results['dataset']}, target = {results['target']})", ""]
-    lines.append("| method | accuracy |")
-    lines.append("|---|---|")
-    for name, value in sorted(acc.items(), key=lambda kv: -kv[1]):
-        lines.append(f"| {name} | {100 * value:.1f} |")
-    lines += ["", "## Experts", "", "| expert | own source (test) | other source | target |", "|---|---|---|---|"]
-    for e in results["experts"]:
-        lines.append(
-            f"| {e['name']} | {100 * e['in_domain_acc']:.1f} | {100 * e['cross_domain_acc']:.1f} | "
-            f"{100 * e.get('target_acc', float('nan')):.1f} |"
+    ranked = sorted(acc.items(), key=lambda kv: -kv[1])
+    lines.append(markdown_table(["method", "accuracy"], [[n, f"{100 * v:.1f}"] for n, v in ranked]))
+    lines += ["", "## Experts", ""]
+    lines.append(
+        markdown_table(
+            ["expert", "own source (test)", "other source", "target"],
+            [
+                [
+                    e["name"],
+                    f"{100 * e['in_domain_acc']:.1f}",
+                    f"{100 * e['cross_domain_acc']:.1f}",
+                    f"{100 * e.get('target_acc', float('nan')):.1f}",
+                ]
+                for e in results["experts"]
+            ],
         )
+    )
     gen = results["generation"]
-    lines += [
-        "",
-        "## Stage 1: generated graphs",
-        "",
-        "| expert | label rate | R_bn generated | R_bn random | edges/node |",
-    ]
-    lines.append("|---|---|---|---|---|")
-    for s in gen["per_expert"]:
-        lines.append(
-            f"| {s['expert']} | {s['label_rate']:.2f} | {s['bn_generated']:.3g} | {s['bn_random']:.3g} | "
-            f"{s['edge_density']:.2f} |"
+    lines += ["", "## Stage 1: generated graphs", ""]
+    lines.append(
+        markdown_table(
+            ["expert", "label rate", "R_bn generated", "R_bn random", "log10 ratio", "edges/node"],
+            [
+                [
+                    s["expert"],
+                    f"{s['label_rate']:.2f}",
+                    f"{s['bn_generated']:.3g}",
+                    f"{s['bn_random']:.3g}",
+                    f"{math.log10(max(s['bn_generated'], 1e-12) / max(s['bn_random'], 1e-12)):+.2f}",
+                    f"{s['edge_density']:.2f}",
+                ]
+                for s in gen["per_expert"]
+            ],
         )
+    )
     if results.get("topk"):
-        lines += ["", "## Top-k sweep (target accuracy)", "", "| k | " + " | ".join(results["topk"]) + " |"]
-        lines.append("|---|" + "---|" * len(results["topk"]))
-        lines.append("| acc | " + " | ".join(f"{100 * v:.1f}" for v in results["topk"].values()) + " |")
+        lines += ["", "## Top-k sweep (target accuracy; reported, not a claim)", ""]
+        topk = results["topk"]
+        lines.append(markdown_table(["k", *topk], [["acc", *(f"{100 * v:.1f}" for v in topk.values())]]))
     routing = results.get("routing_own_domain")
+    by_input = results.get("routing_own_domain_by_gate_input") or {}
+    acc_by_input = results.get("ogmm_accuracy_by_gate_input") or {}
+    if by_input:
+        lines += ["", "## The gate: what it reads", ""]
+        lines.append(
+            markdown_table(
+                ["gate input", "own-domain gate mass", "OGMM target accuracy"],
+                [
+                    [
+                        k,
+                        "—" if v is None else f"{v:.3f}",
+                        f"{100 * acc_by_input[k]:.1f}" if k in acc_by_input else "—",
+                    ]
+                    for k, v in by_input.items()
+                ],
+            )
+        )
     diag = results.get("merged_diagnostics")
     if diag:
         lines += [

@@ -28,17 +28,30 @@ Stage 2 (Eqs. 12–20), :class:`MergedGNN`, trained on the generated graphs only
     L = \mathrm{CE}(y, \Gamma(G)) + \lambda_{gate} \mathrm{CV}^2(\textstyle\sum_{batch} \mathrm{Gate})
         + \lambda_{mask} R_{mask}
 
-``ε ~ N(0, 1)`` only in training; ``g`` is the mean-pooled node features (the paper does not say; the
-third-party reimplementation does this). ``R_mask = Σ_j CE(y, f(Θ_j, ω_j, G)) + mean_j ‖ω_j − 1‖²``: our
-reading of an ambiguous term (each masked expert must still classify; the masks stay near 1).
+``ε ~ N(0, 1)`` only in training. The paper does not say what the gate reads. ``gate_input="embeddings"``
+(default) gives it ``g = [h_1; …; h_M]``, the frozen experts' pooled hidden embeddings (as GMoE gates on
+hidden states): the experts map a generated graph and a real one into the same space they were trained
+in, so the gate is trained on inputs like those it is applied to. ``"features"`` reads the mean-pooled
+raw node features, as the third-party reimplementation does; generated features are unconstrained
+(``X ~ N(0, 1)``, rows summing to ~0.5) while real one-hot features lie on the simplex, so that gate is
+trained on inputs unlike the test inputs. ``R_mask = Σ_j CE(y, f(Θ_j, ω_j, G)) + mean_j ‖ω_j − 1‖²``: our
+reading of an ambiguous term (each masked expert must still classify; the masks stay near 1); the paper's
+thresholds γ_p, γ_v in R_mask are named but their values are not given, so there is no γ field.
+
+Any expert works that has ``embed(x, adj, mask) -> (pooled [B, h], BatchNorm inputs)``, a linear
+``head`` and ``bns`` (its BatchNorm modules): :class:`DenseExpert`, or a user's PyG model through
+:class:`~iclr26_graphs.methods.ogmm.adapters.PyGExpert`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 from torch_geometric.nn import DenseGATConv, DenseGCNConv, DenseGINConv
 
@@ -56,6 +69,7 @@ __all__ = [
 ]
 
 Arch = Literal["gcn", "gat", "gin"]
+GateInput = Literal["embeddings", "features"]
 
 
 class SoftDenseGATConv(DenseGATConv):
@@ -108,6 +122,13 @@ class DenseExpert(nn.Module):
         super().__init__()
         self.arch: Arch = arch
         self.in_channels = in_channels
+        self.config = {
+            "arch": arch,
+            "in_channels": in_channels,
+            "hidden": hidden,
+            "num_classes": num_classes,
+            "layers": layers,
+        }
         self.convs = nn.ModuleList([_conv(arch, in_channels if i == 0 else hidden, hidden) for i in range(layers)])
         self.bns = nn.ModuleList([nn.BatchNorm1d(hidden) for _ in range(layers)])
         self.head = nn.Linear(hidden, num_classes)
@@ -141,11 +162,11 @@ class DenseExpert(nn.Module):
         return F.linear(pooled, w, b)
 
 
-def bn_matching_loss(expert: DenseExpert, bn_inputs: list[torch.Tensor]) -> torch.Tensor:
+def bn_matching_loss(expert: nn.Module, bn_inputs: list[torch.Tensor]) -> torch.Tensor:
     r"""``R_bn = Σ_L ‖μ_L − μ̂_L‖² + ‖σ²_L − σ̂²_L‖²`` (Eq. 9): batch mean and (unbiased, as BatchNorm's
     running estimate) variance of each BatchNorm input against the expert's running statistics."""
     total = torch.zeros((), device=bn_inputs[0].device)
-    for bn, h in zip(expert.bns, bn_inputs, strict=True):
+    for bn, h in zip(expert.bns, bn_inputs, strict=True):  # pyright: ignore[reportArgumentType]
         assert isinstance(bn, nn.BatchNorm1d) and bn.running_mean is not None and bn.running_var is not None
         mu = h.mean(0)
         var = h.var(0, unbiased=True) if h.size(0) > 1 else torch.zeros_like(mu)
@@ -247,21 +268,76 @@ def cv_squared(values: torch.Tensor) -> torch.Tensor:
     return values.float().var() / (values.float().mean() ** 2 + 1e-10)
 
 
-class MergedGNN(nn.Module):
-    """Noisy top-k MoE over frozen experts with real-valued masks on their classifier heads."""
+class MergedGNN(nn.Module, PyTorchModelHubMixin):
+    """Noisy top-k MoE over frozen experts with real-valued masks on their classifier heads.
 
-    def __init__(self, experts: list[DenseExpert], in_channels: int, top_k: int) -> None:
+    Args:
+        experts: The frozen experts (each with ``embed``, ``head``, ``bns``; see the module docstring).
+            Omit them and give ``expert_configs`` to rebuild :class:`DenseExpert` s (what loading does).
+        in_channels: Node feature size ``d``.
+        top_k: Experts mixed per graph.
+        gate_input: ``"embeddings"`` (the experts' pooled hidden embeddings) or ``"features"`` (mean-pooled
+            node features).
+        expert_configs: :attr:`DenseExpert.config` of every expert (filled in from ``experts`` when they
+            are all :class:`DenseExpert`).
+
+    ``save_pretrained(dir)`` / ``MergedGNN.from_pretrained(dir)`` (offline, local folder) keep the experts,
+    the gate and the masks when every expert is a :class:`DenseExpert`; a model over other experts (e.g.
+    :class:`~iclr26_graphs.methods.ogmm.adapters.PyGExpert`) is saved with ``torch.save(model.state_dict())``
+    and loaded into a model built over the same experts.
+    """
+
+    def __init__(
+        self,
+        experts: Sequence[nn.Module] | None = None,
+        in_channels: int = 1,
+        top_k: int = 2,
+        *,
+        gate_input: GateInput = "embeddings",
+        expert_configs: list[dict[str, Any]] | None = None,
+    ) -> None:
         super().__init__()
+        if experts is None:
+            if not expert_configs:
+                raise GraphInputError("MergedGNN: give the experts (or expert_configs to rebuild DenseExperts)")
+            experts = [DenseExpert(**c) for c in expert_configs]
+        experts = list(experts)
         if not 1 <= top_k <= len(experts):
             raise GraphInputError(f"top_k = {top_k}: expected 1..{len(experts)} (the number of experts)")
+        if gate_input not in ("embeddings", "features"):
+            raise GraphInputError(f"gate_input = {gate_input!r}: expected 'embeddings' or 'features'")
+        for e in experts:
+            if not (callable(getattr(e, "embed", None)) and isinstance(getattr(e, "head", None), nn.Linear)):
+                raise GraphInputError(
+                    f"MergedGNN: expert {type(e).__name__} needs embed(x, adj, mask) and a linear head "
+                    "(wrap a PyG model in iclr26_graphs.methods.ogmm.PyGExpert)"
+                )
         self.experts = nn.ModuleList(experts)
         for p in self.experts.parameters():
             p.requires_grad_(False)
         self.top_k = top_k
-        self.mask_w = nn.ParameterList([nn.Parameter(torch.ones_like(e.head.weight)) for e in experts])
-        self.mask_b = nn.ParameterList([nn.Parameter(torch.ones_like(e.head.bias)) for e in experts])
-        self.w_gate = nn.Parameter(torch.zeros(in_channels, len(experts)))
-        self.w_noise = nn.Parameter(torch.zeros(in_channels, len(experts)))
+        self.gate_input: GateInput = gate_input
+        heads: list[nn.Linear] = [e.head for e in experts]  # pyright: ignore[reportAssignmentType]
+        self.mask_w = nn.ParameterList([nn.Parameter(torch.ones_like(h.weight)) for h in heads])
+        self.mask_b = nn.ParameterList([nn.Parameter(torch.ones_like(h.bias)) for h in heads])
+        width = sum(h.in_features for h in heads) if gate_input == "embeddings" else in_channels
+        self.w_gate = nn.Parameter(torch.zeros(width, len(experts)))
+        self.w_noise = nn.Parameter(torch.zeros(width, len(experts)))
+        configs = (
+            [getattr(e, "config", None) for e in experts] if all(isinstance(e, DenseExpert) for e in experts) else None
+        )
+        self.expert_configs = configs
+        if isinstance(getattr(self, "_hub_mixin_config", None), dict):
+            self._hub_mixin_config["expert_configs"] = configs  # pyright: ignore[reportOptionalSubscript,reportIndexIssue]
+            self._hub_mixin_config["gate_input"] = gate_input  # pyright: ignore[reportOptionalSubscript,reportIndexIssue]
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        if self.expert_configs is None:
+            raise GraphInputError(
+                "MergedGNN.save_pretrained: only a model over DenseExperts can be rebuilt from config.json; "
+                "save this one with torch.save(model.state_dict(), path)"
+            )
+        super()._save_pretrained(save_directory)
 
     def train(self, mode: bool = True) -> MergedGNN:
         """The gate trains; the frozen experts always run in eval mode (their BatchNorm statistics stay)."""
@@ -269,23 +345,44 @@ class MergedGNN(nn.Module):
         self.experts.eval()
         return self
 
-    def gates(self, x: torch.Tensor, mask: torch.Tensor, noisy: bool) -> torch.Tensor:
-        """``[B, M]`` gate weights: softmax over the top-k of ``g W_g (+ ε softplus(g W_n))``, 0 elsewhere."""
-        m = mask.to(x.dtype).unsqueeze(-1)
-        g = (x * m).sum(1) / m.sum(1).clamp(min=1.0)
+    def embeddings(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
+        """Every expert's pooled embedding ``[B, h_j]``."""
+        return [e.embed(x, adj, mask)[0] for e in self.experts]  # pyright: ignore[reportCallIssue]
+
+    def _gate_logits(
+        self, x: torch.Tensor, mask: torch.Tensor, pooled: list[torch.Tensor], noisy: bool
+    ) -> torch.Tensor:
+        if self.gate_input == "embeddings":
+            g = torch.cat(pooled, -1).detach()
+        else:
+            m = mask.to(x.dtype).unsqueeze(-1)
+            g = (x * m).sum(1) / m.sum(1).clamp(min=1.0)
         clean = g @ self.w_gate
-        logits = clean + torch.randn_like(clean) * F.softplus(g @ self.w_noise) if noisy else clean
+        return clean + torch.randn_like(clean) * F.softplus(g @ self.w_noise) if noisy else clean
+
+    def _sparse(self, logits: torch.Tensor) -> torch.Tensor:
         top, idx = logits.topk(self.top_k, dim=-1)
-        sparse = torch.full_like(logits, float("-inf")).scatter(-1, idx, top)
-        return sparse.softmax(-1)
+        return torch.full_like(logits, float("-inf")).scatter(-1, idx, top).softmax(-1)
+
+    def gates(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor, noisy: bool = False) -> torch.Tensor:
+        """``[B, M]`` gate weights: softmax over the top-k of ``g W_g (+ ε softplus(g W_n))``, 0 elsewhere."""
+        pooled = self.embeddings(x, adj, mask) if self.gate_input == "embeddings" else []
+        return self._sparse(self._gate_logits(x, mask, pooled, noisy))
+
+    def _heads(self, pooled: list[torch.Tensor]) -> torch.Tensor:
+        outs = []
+        for e, h, mw, mb in zip(self.experts, pooled, self.mask_w, self.mask_b, strict=True):
+            head: nn.Linear = e.head  # pyright: ignore[reportAssignmentType]
+            outs.append(F.linear(h, head.weight * mw, head.bias * mb))
+        return torch.stack(outs, 1)
 
     def expert_logits(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``[B, M, C]``: every masked expert's logits."""
-        outs = [e(x, adj, mask, mw, mb) for e, mw, mb in zip(self.experts, self.mask_w, self.mask_b, strict=True)]
-        return torch.stack(outs, 1)
+        return self._heads(self.embeddings(x, adj, mask))
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """``(Γ(G) [B, C], gates [B, M], expert logits [B, M, C])``; the gate noise is on in training."""
-        gates = self.gates(x, mask, noisy=self.training)
-        each = self.expert_logits(x, adj, mask)
+        pooled = self.embeddings(x, adj, mask)
+        gates = self._sparse(self._gate_logits(x, mask, pooled, self.training))
+        each = self._heads(pooled)
         return (gates.unsqueeze(-1) * each).sum(1), gates, each

@@ -10,16 +10,20 @@ the data generator disabled. The target domain is used only for the final evalua
 from __future__ import annotations
 
 import copy
+import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 from iclr26_graphs.data.graph_domains import DenseGraphs, DomainSplit, make_domains
+from iclr26_graphs.errors import GraphInputError
 from iclr26_graphs.methods.ogmm.config import OGMMConfig
 from iclr26_graphs.methods.ogmm.model import (
     DenseExpert,
+    GateInput,
     GraphInverter,
     MergedGNN,
     bn_matching_loss,
@@ -37,14 +41,15 @@ __all__ = [
     "inverse_x",
     "kd_student",
     "merge",
+    "merge_experts",
     "merged_diagnostics",
     "run",
     "train_expert",
     "uniform_soup",
 ]
 
-#: (name, model) pairs, e.g. ("gcn-A", expert).
-Experts = list[tuple[str, DenseExpert]]
+#: (name, model) pairs, e.g. ("gcn-A", expert): DenseExperts or PyGExpert adapters.
+Experts = Sequence[tuple[str, Any]]
 
 
 def _batches(num: int, size: int, gen: torch.Generator | None, shuffle: bool = True) -> list[torch.Tensor]:
@@ -91,7 +96,7 @@ def _entropy(logits: torch.Tensor) -> torch.Tensor:
     return -(p * torch.log(p.clamp(min=1e-12))).sum(-1).mean()
 
 
-def generate(expert: DenseExpert, num_classes: int, cfg: OGMMConfig, seed: int) -> tuple[DenseGraphs, dict[str, float]]:
+def generate(expert: Any, num_classes: int, cfg: OGMMConfig, seed: int) -> tuple[DenseGraphs, dict[str, float]]:
     """Stage 1 for one frozen expert: ``cfg.gen_graphs`` graphs conditioned on balanced labels ŷ.
 
     Returns the stored graphs (``X``, ``a > 0.5``; ``y`` = ŷ) and diagnostics: ``label_rate`` (share the
@@ -105,7 +110,7 @@ def generate(expert: DenseExpert, num_classes: int, cfg: OGMMConfig, seed: int) 
         p.requires_grad_(False)
     y_hat = (torch.arange(cfg.gen_graphs) % num_classes)[torch.randperm(cfg.gen_graphs, generator=gen)].to(device)
     inv = GraphInverter(
-        cfg.gen_graphs, cfg.gen_nodes, expert.in_channels, cfg.edge_width, gen, feature_map=cfg.feature_map
+        cfg.gen_graphs, cfg.gen_nodes, int(expert.in_channels), cfg.edge_width, gen, feature_map=cfg.feature_map
     ).to(device)
     opt = torch.optim.AdamW(inv.parameters(), lr=cfg.gen_lr)
     mask = torch.ones(cfg.gen_graphs, cfg.gen_nodes, dtype=torch.bool, device=device)
@@ -142,13 +147,27 @@ def generate(expert: DenseExpert, num_classes: int, cfg: OGMMConfig, seed: int) 
     }
 
 
-def merge(experts: Experts, generated: DenseGraphs, cfg: OGMMConfig, top_k: int, seed: int) -> MergedGNN:
-    """Stage 2: the noisy top-k MoE with head masks, trained on ``generated`` (and nothing else).
+def merge(
+    experts: Experts,
+    generated: DenseGraphs,
+    cfg: OGMMConfig,
+    top_k: int,
+    seed: int,
+    *,
+    gate_input: GateInput | None = None,
+) -> MergedGNN:
+    """Stage 2: the noisy top-k MoE with head masks, trained on ``generated`` (and nothing else); the gate
+    reads ``gate_input`` (default ``cfg.gate_input``).
 
     Loss (Eq. 20): ``CE(y, Γ) + λ_gate CV²(Σ_batch Gate) + λ_mask (Σ_j CE(y, f_j) + mean_j ‖ω_j − 1‖²)``.
     """
     torch.manual_seed(seed)
-    model = MergedGNN([copy.deepcopy(e) for _, e in experts], generated.x.size(-1), top_k).to(generated.x.device)
+    model = MergedGNN(
+        [copy.deepcopy(e) for _, e in experts],
+        generated.x.size(-1),
+        top_k,
+        gate_input=gate_input or cfg.gate_input,
+    ).to(generated.x.device)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=cfg.merge_lr)
     gen = torch.Generator().manual_seed(seed)
@@ -170,6 +189,21 @@ def merge(experts: Experts, generated: DenseGraphs, cfg: OGMMConfig, top_k: int,
             loss.backward()
             opt.step()
     return model.eval()
+
+
+def merge_experts(
+    experts: Experts, num_classes: int, cfg: OGMMConfig | None = None, *, seed: int = 0
+) -> tuple[MergedGNN, DenseGraphs]:
+    """OGMM end to end on the user's own frozen experts, data-free: stage 1 generates ``cfg.gen_graphs``
+    graphs from every expert, stage 2 merges them into a :class:`MergedGNN` (``cfg.top_k`` experts per
+    graph). Returns the merged model and the generated graphs. ``experts`` are ``(name, model)`` pairs of
+    :class:`DenseExpert` s or :class:`~iclr26_graphs.methods.ogmm.adapters.PyGExpert` s."""
+    cfg = cfg or OGMMConfig()
+    if not 1 <= cfg.top_k <= len(experts):
+        raise GraphInputError(f"top_k = {cfg.top_k}: expected 1..{len(experts)} (the number of experts)")
+    parts = [generate(e, num_classes, cfg, 7919 * seed + j)[0] for j, (_, e) in enumerate(experts)]
+    generated = DenseGraphs.cat(parts)
+    return merge(experts, generated, cfg, cfg.top_k, seed), generated
 
 
 @torch.no_grad()
@@ -267,7 +301,7 @@ def routing_own_domain(model: MergedGNN, experts: Experts, data: DenseGraphs) ->
     if not bool(known.any()):
         return None
     sub = data.subset(known)
-    gates = torch.cat([model.gates(sub.x[i], sub.mask[i], noisy=False) for i in _batches(len(sub), 256, None, False)])
+    gates = torch.cat([model.gates(sub.x[i], sub.adj[i], sub.mask[i]) for i in _batches(len(sub), 256, None, False)])
     expert_dom = torch.tensor([0 if n.endswith("-A") else 1 for n, _ in experts], device=gates.device)
     own = expert_dom[None, :] == sub.domain[:, None]
     return float((gates * own).sum(1).mean())
@@ -290,8 +324,18 @@ def merged_diagnostics(model: MergedGNN, data: DenseGraphs) -> dict[str, float]:
     }
 
 
+def steps(cfg: OGMMConfig) -> int:
+    """Progress steps of a run: every expert, every expert's generation, the merge, the soups, KD, every
+    Inverse-X, every extra top-k merge and the features-gate diagnostic."""
+    m = cfg.num_experts
+    extra_k = len([k for k in set(cfg.topk_sweep) if k != cfg.top_k])
+    return m + m + 1 + 1 + 1 + len(cfg.archs) + extra_k + 1
+
+
 def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
-    """Stage 0 (experts), stage 1 (generation), stage 2 (merging) and the baselines on the target domain."""
+    """Stage 0 (experts), stage 1 (generation), stage 2 (merging) and the baselines on the target domain.
+
+    The merged model is saved as ``ogmm`` (``iclr26_shared.load_model(run_dir)``)."""
     device = run.device
     t0 = time.perf_counter()
     data = _domains(cfg, run.seed)
@@ -301,7 +345,7 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
     info: list[dict[str, Any]] = []
     ckpt = run.load_checkpoint()
     saved = ckpt[1] if ckpt is not None else {}
-    with run.progress(3, "ogmm") as bar:
+    with run.progress(steps(cfg), "ogmm") as bar:
         for i, arch in enumerate(cfg.archs):
             for dom, train_set in (("A", a_train), ("B", b_train)):
                 name = f"{arch}-{dom}"
@@ -314,6 +358,7 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
                         arch, train_set, data.num_classes, cfg, 1000 * run.seed + i, run.seed + len(experts)
                     )
                 experts.append((name, e))
+                bar.advance(stage=f"expert {name}")
         for name, e in experts:
             in_set, cross_set = (a_test, b_test) if name.endswith("-A") else (b_test, a_test)
             info.append(
@@ -327,7 +372,6 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
         if "experts" not in saved:
             saved = {"experts": {n: e.state_dict() for n, e in experts}}
             run.save_checkpoint(1, saved)
-        bar.advance()
         # ---- stage 1: data-free graph generation, per expert -------------------------------------------
         t1 = time.perf_counter()
         parts: list[DenseGraphs] = []
@@ -337,14 +381,15 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
             g.domain = torch.full_like(g.y, 0 if name.endswith("-A") else 1)  # which expert made it (diagnostic)
             parts.append(g)
             gen_stats.append({"expert": name, **stats})
+            bar.advance(stage=f"generate {name}")
         generated = DenseGraphs.cat(parts)
         gen_seconds = time.perf_counter() - t1
         run.log(2, stage="generation", label_rate=sum(s["label_rate"] for s in gen_stats) / len(gen_stats))
-        bar.advance()
         # ---- stage 2 and baselines ----------------------------------------------------------------------
         t2 = time.perf_counter()
         merged = merge(experts, generated, cfg, cfg.top_k, run.seed)
         merge_seconds = time.perf_counter() - t2
+        bar.advance(stage="merge")
         acc: dict[str, float] = {"ogmm": accuracy(predict(merged, target), target.y)}
         for name, e in experts:
             acc[name] = accuracy(predict(e, target), target.y)
@@ -353,24 +398,44 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
         acc["ens-highconf"] = accuracy(ensemble_highconf(experts, target), target.y)
         soups: dict[str, int] = {}
         for arch in cfg.archs:
-            same = [e for n, e in experts if n.startswith(f"{arch}-")]
+            same: list[DenseExpert] = [e for n, e in experts if n.startswith(f"{arch}-")]  # pyright: ignore[reportAssignmentType]
             acc[f"uni-soup-{arch}"] = accuracy(predict(uniform_soup(same), target), target.y)
             soup, used = greedy_soup(same, generated)
             acc[f"greedy-soup-{arch}"] = accuracy(predict(soup, target), target.y)
             soups[arch] = used
+        bar.advance(stage="soups")
         kd_arch = "gin" if "gin" in cfg.archs else cfg.archs[0]
         acc["kd"] = accuracy(predict(kd_student(experts, generated, cfg, kd_arch, run.seed), target), target.y)
+        bar.advance(stage="kd")
         for i, arch in enumerate(cfg.archs):
             fresh = inverse_x(generated, data.num_classes, cfg, arch, 1000 * run.seed + 500 + i)
             acc[f"inverse-{arch}"] = accuracy(predict(fresh, target), target.y)
+            bar.advance(stage=f"inverse-{arch}")
         topk: dict[str, float] = {}
         for k in sorted(set(cfg.topk_sweep)):  # OGMMConfig rejects any k above the number of experts
             model_k = merged if k == cfg.top_k else merge(experts, generated, cfg, k, run.seed)
             topk[str(k)] = accuracy(predict(model_k, target), target.y)
+            if k != cfg.top_k:
+                bar.advance(stage=f"top-k {k}")
         routing = routing_own_domain(merged, experts, target)
+        # the same merge with the gate on the other input: the own-domain gate mass of both gates
+        other: GateInput = "features" if cfg.gate_input == "embeddings" else "embeddings"
+        merged_other = merge(experts, generated, cfg, cfg.top_k, run.seed, gate_input=other)
+        routing_by_input = {cfg.gate_input: routing, other: routing_own_domain(merged_other, experts, target)}
+        acc_by_input = {cfg.gate_input: acc["ogmm"], other: accuracy(predict(merged_other, target), target.y)}
+        bar.advance(stage=f"gate on {other}", acc_ogmm=acc["ogmm"])
         diagnostics = merged_diagnostics(merged, target)
         run.log(3, stage="merging", **{f"acc_{k}": v for k, v in acc.items()})
-        bar.advance(acc_ogmm=acc["ogmm"])
+    run.save_model(
+        "ogmm",
+        merged,
+        extra={
+            "input": "(x [B, N, d], adj [B, N, N], mask [B, N]) dense graph batch -> (logits, gates, expert logits)",
+            "dataset": cfg.dataset,
+            "experts": [n for n, _ in experts],
+            "target_accuracy": acc["ogmm"],
+        },
+    )
     return {
         "dataset": cfg.dataset,
         "target": cfg.target,
@@ -378,6 +443,7 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
         "target_majority": float(torch.bincount(data.target.y, minlength=data.num_classes).max()) / len(data.target),
         "num_experts": len(experts),
         "top_k": cfg.top_k,
+        "gate_input": cfg.gate_input,
         "sizes": {
             "source_a": len(data.a_train),
             "source_b": len(data.b_train),
@@ -399,11 +465,75 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
             "label_rate": sum(s["label_rate"] for s in gen_stats) / len(gen_stats),
             "bn_generated": sum(s["bn_generated"] for s in gen_stats) / len(gen_stats),
             "bn_random": sum(s["bn_random"] for s in gen_stats) / len(gen_stats),
+            "bn_log_ratio_worst": max(
+                math.log10(max(s["bn_generated"], 1e-12) / max(s["bn_random"], 1e-12)) for s in gen_stats
+            ),
             "seconds_per_graph": gen_seconds / len(generated),
         },
         "topk": topk,
         "routing_own_domain": routing,
+        "routing_own_domain_by_gate_input": routing_by_input,
+        "ogmm_accuracy_by_gate_input": acc_by_input,
         "merged_diagnostics": diagnostics,
         "merge_seconds": merge_seconds,
         "wall_seconds": time.perf_counter() - t0,
+    }
+
+
+def dry_run(cfg: OGMMConfig, device: torch.device) -> dict[str, Any]:
+    """The preset's data (its first graphs), every expert, one inverter and the merged model at the preset's
+    real sizes; one training step of each at batch 2 (expert, stage 1, stage 2) and one evaluation."""
+    data = _domains(cfg, 0)
+    batch = data.a_train.subset(torch.arange(2)).to(device)
+    experts: Experts = []
+    losses = []
+    for arch in cfg.archs:
+        for dom in ("A", "B"):
+            e = DenseExpert(arch, data.num_features, cfg.hidden, data.num_classes, cfg.layers).to(device)  # pyright: ignore[reportArgumentType]
+            opt = torch.optim.Adam(e.parameters(), lr=cfg.expert_lr, weight_decay=5e-4)
+            e.train()
+            loss = F.cross_entropy(e(batch.x, batch.adj, batch.mask), batch.y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+            experts.append((f"{arch}-{dom}", e.eval()))
+    e0: DenseExpert = experts[0][1]
+    for p in e0.parameters():
+        p.requires_grad_(False)
+    inv = GraphInverter(cfg.gen_graphs, cfg.gen_nodes, data.num_features, cfg.edge_width, feature_map=cfg.feature_map)
+    inv = inv.to(device)
+    opt = torch.optim.AdamW(inv.parameters(), lr=cfg.gen_lr)
+    x, adj = inv(cfg.tau, hard=cfg.gumbel_hard)
+    gmask = torch.ones(cfg.gen_graphs, cfg.gen_nodes, dtype=torch.bool, device=device)
+    pooled, bn_in = e0.embed(x, adj, gmask)
+    gen_loss = F.cross_entropy(e0.head(pooled), torch.zeros(cfg.gen_graphs, dtype=torch.long, device=device))
+    gen_loss = gen_loss + cfg.lambda_bn * bn_matching_loss(e0, bn_in) + cfg.lambda_conf * _entropy(e0.head(pooled))
+    opt.zero_grad()
+    gen_loss.backward()
+    opt.step()
+    model = MergedGNN([e for _, e in experts], data.num_features, cfg.top_k, gate_input=cfg.gate_input).to(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.merge_lr)
+    model.train()
+    logits, gates, _ = model(batch.x, batch.adj, batch.mask)
+    merge_loss = F.cross_entropy(logits, batch.y) + cfg.lambda_gate * cv_squared(gates.sum(0))
+    opt.zero_grad()
+    merge_loss.backward()
+    opt.step()
+    model.eval()
+    with torch.no_grad():
+        ev = float(F.cross_entropy(model(batch.x, batch.adj, batch.mask)[0], batch.y))
+    expert_params = sum(p.numel() for _, e in experts for p in e.parameters())
+    return {
+        "parameters": expert_params + sum(p.numel() for p in inv.parameters()) + sum(p.numel() for p in params),
+        "train_loss": float(merge_loss.detach()),
+        "eval_loss": ev,
+        "expert_parameters": expert_params,
+        "inverter_parameters_per_expert": sum(p.numel() for p in inv.parameters()),
+        "merged_trainable_parameters": sum(p.numel() for p in params),
+        "expert_losses": losses,
+        "generation_loss": float(gen_loss.detach()),
+        "graphs": {"source_a": len(data.a_train), "source_b": len(data.b_train), "target": len(data.target)},
+        "feature_size": data.num_features,
     }
