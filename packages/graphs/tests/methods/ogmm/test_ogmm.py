@@ -536,11 +536,11 @@ def test_pyg_adapter_gives_the_users_model_on_a_list_of_data() -> None:
     graphs = list(FakeDataset(num_graphs=6, avg_num_nodes=8, num_channels=5, num_classes=2, task="graph"))
     net = _UserGCN(5, 8, 2)
     with torch.no_grad():
-        net.bn.running_mean.normal_()
-        net.bn.running_var.uniform_(0.5, 2.0)
+        net.bn.running_mean.normal_()  # pyright: ignore[reportOptionalMemberAccess]
+        net.bn.running_var.uniform_(0.5, 2.0)  # pyright: ignore[reportOptionalMemberAccess]
     net.eval()
     dense = graphs_from_data(graphs)
-    assert dense.mask.sum(1).tolist() == [int(g.num_nodes) for g in graphs]
+    assert dense.mask.sum(1).tolist() == [int(g.num_nodes) for g in graphs]  # pyright: ignore[reportArgumentType]
     expert = PyGExpert(net, in_channels=5)
     with torch.no_grad():
         want = net(Batch.from_data_list(graphs))
