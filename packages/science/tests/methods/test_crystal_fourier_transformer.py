@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -203,6 +204,6 @@ def test_report_lists_held_out_families_next_to_the_mean_predictor() -> None:
     results = _results((0.2, 0.25), (0.2, 0.5), (0.2, 0.3))
     results["mean_predictor"]["holdout_mae_per_family"] = {"A15-Cr3Si": 0.3, "B3-ZnS": 0.5}
     results["cft"]["holdout_mae_per_family"] = {"A15-Cr3Si": 0.1, "B3-ZnS": 0.4}
-    text = report(results)
+    text = re.sub(r" +", " ", report(results))  # markdown_table pads the cells
     assert "| mean predictor | 0.300 | 0.500 |" in text and "| cft | 0.100 | 0.400 |" in text
     assert "| plain | — | — |" in text

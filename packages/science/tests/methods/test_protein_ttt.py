@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,7 +99,7 @@ def test_report_has_the_per_target_tables() -> None:
                           "ttt_seconds": 1.0, "reset_logit_diff": 0.0}]  # fmt: skip
     res["fitness"] = [{"family": 0, "length": 8, "mutants": 152, "rho_base": 0.1, "rho_ttt": 0.2, "rho_msa_ttt": 0.5,
                        "rho_profile": 0.8, "ppl_base": 30.0, "ppl_ttt": 10.0}]  # fmt: skip
-    text = report(res)
+    text = re.sub(r" +", " ", report(res))  # markdown_table pads the cells
     assert "| vh | x | 3 | 8.000 | 4.000 |" in text and "| 0 | 8 | 152 | yes | 0.100 | 0.200 | 0.500 | 0.800 |" in text
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
 __all__ = ["claims", "report"]
 
@@ -107,22 +108,24 @@ def report(results: Mapping[str, Any]) -> str:
         f"scans; {d.get('rois', '?')} AAL2 ROIs in networks {d.get('networks', [])} of sizes "
         f"{d.get('network_sizes', [])}" + (" (heuristic map)" if d.get("network_map_heuristic") else ""),
         "",
-        f"| model | probe balanced acc (chance {_f(ch.get('probe'))}) | ± sd over repeats | HCP identification "
-        f"(chance {_f(ch.get('identification'))}) | mean cosine between subjects' features | pre-training subjects |",
-        "|---|---|---|---|---|---|",
-    ]  # fmt: skip
-    for m, v in results.get("models", {}).items():
-        lines.append(
-            f"| {m} | {_f(v['probe_bacc'])} | {_f(v['probe_sd'])} | {_f(v['identification'])} | "
-            f"{_f(v.get('subject_cosine'))} | {v['pool']} |"
-        )
+    ]
+    headers = ["model", f"probe balanced acc (chance {_f(ch.get('probe'))})", "± sd over repeats",
+               f"HCP identification (chance {_f(ch.get('identification'))})",
+               "mean cosine between subjects' features", "pre-training subjects"]  # fmt: skip
+    rows = [
+        [m, _f(v["probe_bacc"]), _f(v["probe_sd"]), _f(v["identification"]), _f(v.get("subject_cosine")), v["pool"]]
+        for m, v in results.get("models", {}).items()
+    ]
+    lines += markdown_table(headers, rows).splitlines()
     sc = results.get("scaling", [])
     if sc:
         lines += ["", "Scaling (pre-training subjects → probe balanced accuracy): "
                   + ", ".join(f"{n}: {_f(a)}" for n, a in sc)]  # fmt: skip
     pre = results.get("pretrain", {})
     if pre:
-        lines += ["", "| pre-training | term | first 10 steps | last 10 steps |", "|---|---|---|---|"]
-        for name, terms in pre.items():
-            lines += [f"| {name} | {k} | {_f(a)} | {_f(b)} |" for k, (a, b) in terms.items()]
+        pre_rows = [[name, k, _f(a), _f(b)] for name, terms in pre.items() for k, (a, b) in terms.items()]
+        lines += [
+            "",
+            *markdown_table(["pre-training", "term", "first 10 steps", "last 10 steps"], pre_rows).splitlines(),
+        ]
     return "\n".join(lines)

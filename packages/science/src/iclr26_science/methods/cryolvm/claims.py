@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
 __all__ = ["claims", "report"]
 
@@ -123,35 +124,30 @@ def report(results: Mapping[str, Any]) -> str:
         lines += [f"Training: {len(st.get('train', []))} ADK frames; held-out: {', '.join(st.get('test', []))}; "
                   f"pre-training corpus: {len(st.get('pretrain', []))} input maps", ""]  # fmt: skip
     summary = results.get("summary", {})
-    lines += ["## Held-out structures (vs molmap target)", "",
-              "| structure | method | FSC-0.5 Å | FSC-0.143 Å | CC_box | CC_mask |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
-    for s, methods in results.get("test", {}).items():
-        for m, v in methods.items():
-            lines.append(f"| {s} | {m} | {_f(v['fsc05'], '.2f')} | {_f(v['fsc0143'], '.2f')} | {_f(v['cc_box'])} | "
-                         f"{_f(v['cc_mask'])} |")  # fmt: skip
-    for m, v in summary.items():
-        lines.append(f"| **mean** | {m} | {_f(v['fsc05'], '.2f')} | {_f(v['fsc0143'], '.2f')} | {_f(v['cc_box'])} | "
-                     f"{_f(v['cc_mask'])} |")  # fmt: skip
+    rows = [
+        [s, m, _f(v["fsc05"], ".2f"), _f(v["fsc0143"], ".2f"), _f(v["cc_box"]), _f(v["cc_mask"])]
+        for s, methods in results.get("test", {}).items()
+        for m, v in methods.items()
+    ]
+    rows += [
+        ["**mean**", m, _f(v["fsc05"], ".2f"), _f(v["fsc0143"], ".2f"), _f(v["cc_box"]), _f(v["cc_mask"])]
+        for m, v in summary.items()
+    ]
+    lines += ["## Held-out structures (vs molmap target)", ""]
+    lines += markdown_table(["structure", "method", "FSC-0.5 Å", "FSC-0.143 Å", "CC_box", "CC_mask"], rows).splitlines()
     ctl = results.get("control", {})
     if ctl:
-        lines += [
-            "",
-            "## Controlled check: training structures",
-            "",
-            "| method | CC_mask | FSC-0.5 Å |",
-            "|---|---|---|",
-        ]
-        lines += [f"| {m} | {_f(v['cc_mask'])} | {_f(v['fsc05'], '.2f')} |" for m, v in ctl.items()]
+        lines += ["", "## Controlled check: training structures", ""]
+        ctl_rows = [[m, _f(v["cc_mask"]), _f(v["fsc05"], ".2f")] for m, v in ctl.items()]
+        lines += markdown_table(["method", "CC_mask", "FSC-0.5 Å"], ctl_rows).splitlines()
     curves = results.get("curves", {})
     if curves:
-        lines += ["", "## Fine-tuning curves (validation CC)", "", "| variant | first | last | mean over curve |",
-                  "|---|---|---|---|"]  # fmt: skip
+        lines += ["", "## Fine-tuning curves (validation CC)", ""]
+        curve_rows = []
         for n, c in curves.items():
             vals = c.get("val_cc", [])
-            lines.append(
-                f"| {n} | {_f(vals[0] if vals else None)} | {_f(vals[-1] if vals else None)} | {_f(_auc(c))} |"
-            )
+            curve_rows.append([n, _f(vals[0] if vals else None), _f(vals[-1] if vals else None), _f(_auc(c))])
+        lines += markdown_table(["variant", "first", "last", "mean over curve"], curve_rows).splitlines()
     pre = results.get("pretrain", {})
     if pre.get("steps"):
         lines += ["", f"JEPA pre-training: {pre['steps']} steps, loss {_f(pre['loss_first'])} → {_f(pre['loss_last'])}"]

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
 __all__ = ["INVARIANCE_TOL", "SPEED_MARGIN", "claims", "report"]
 
@@ -130,34 +131,34 @@ def _f(x: Any, fmt: str = ".4f") -> str:
 
 def report(results: Mapping[str, Any]) -> str:
     """Markdown table of every model's MAEs and timings, and the data summary."""
-    lines = ["## Models", "", "| model | seen test MAE | held-out MAE | real MAE | train s/epoch | infer struct/s |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    table = []
     if "mean_predictor" in results:
         mp = results["mean_predictor"]
-        lines.append(f"| mean of train targets | {_f(mp['test_mae'])} | {_f(mp['holdout_mae'])} | — | — | — |")
+        table.append(["mean of train targets", _f(mp["test_mae"]), _f(mp["holdout_mae"]), "—", "—", "—"])
     for m in ("cft", "plain", "e3nn"):
         if m in results:
             r = results[m]
-            lines.append(
-                f"| {m} | {_f(r['test_mae'])} | {_f(r['holdout_mae'])} | {_f(r.get('real_mae'))} | "
-                f"{_f(r['train_s_per_epoch'], '.3g')} | {_f(r['inference_structures_per_s'], '.4g')} |"
-            )
+            table.append([m, _f(r["test_mae"]), _f(r["holdout_mae"]), _f(r.get("real_mae")),
+                          _f(r["train_s_per_epoch"], ".3g"), _f(r["inference_structures_per_s"], ".4g")])  # fmt: skip
+    headers = ["model", "seen test MAE", "held-out MAE", "real MAE", "train s/epoch", "infer struct/s"]
+    lines = ["## Models", "", *markdown_table(headers, table).splitlines()]
     per_group = {m: results[m].get("holdout_mae_per_group", {}) for m in ("cft", "plain", "e3nn") if m in results}
     groups = sorted({g for v in per_group.values() for g in v}, key=int)
     if groups:
-        lines += ["", "Held-out MAE per group:", "", "| model | " + " | ".join(groups) + " |",
-                  "|---|" + "---|" * len(groups)]  # fmt: skip
-        for m, v in per_group.items():
-            lines.append(f"| {m} | " + " | ".join(f"{v[g]:.3f}" if g in v else "—" for g in groups) + " |")
+        rows = [[m, *(f"{v[g]:.3f}" if g in v else "—" for g in groups)] for m, v in per_group.items()]
+        lines += ["", "Held-out MAE per group:", "", *markdown_table(["model", *groups], rows).splitlines()]
     per_family = {m: results[m].get("holdout_mae_per_family", {}) for m in ("cft", "plain", "e3nn") if m in results}
     if "mean_predictor" in results:
         per_family = {"mean predictor": results["mean_predictor"].get("holdout_mae_per_family", {}), **per_family}
     families = sorted({f for v in per_family.values() for f in v})
     if families:
-        lines += ["", "Held-out MAE per structure family:", "", "| model | " + " | ".join(families) + " |",
-                  "|---|" + "---|" * len(families)]  # fmt: skip
-        for m, v in per_family.items():
-            lines.append(f"| {m} | " + " | ".join(f"{v[f]:.3f}" if f in v else "—" for f in families) + " |")
+        rows = [[m, *(f"{v[f]:.3f}" if f in v else "—" for f in families)] for m, v in per_family.items()]
+        lines += [
+            "",
+            "Held-out MAE per structure family:",
+            "",
+            *markdown_table(["model", *families], rows).splitlines(),
+        ]
     d = results.get("data", {})
     lines += ["", f"Data: {d.get('num_crystals')} {d.get('generator')} crystals, split {d.get('split_sizes')}, "
               f"held-out detected groups {d.get('holdout_detected_groups')}; target {d.get('label', 'emt')} "

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
 __all__ = ["RESET_TOL", "UNIFORM_PERPLEXITY", "claims", "report"]
 
@@ -111,41 +112,37 @@ def report(results: Mapping[str, Any]) -> str:
     lines = [f"Model: {results.get('model', '?')}", ""]
     rows = results.get("perplexity", [])
     if rows:
-        lines += ["## Pseudo-perplexity of real sequences", "",
-                  "| target | source | length | base | after TTT | TTT s | reset max |Δ logit| |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
-        for r in rows:
-            lines.append(
-                f"| {r['name']} | {r['source']} | {r['length']} | {_f(r['ppl_base'])} | {_f(r['ppl_ttt'])} | "
-                f"{_f(r['ttt_seconds'], '.1f')} | {_f(r['reset_logit_diff'], '.2g')} |"
-            )
         s = results.get("perplexity_summary", {})
-        lines.append(f"| **mean** | | | {_f(s.get('mean_ppl_base'))} | {_f(s.get('mean_ppl_ttt'))} | | |")
+        table = [
+            [r["name"], r["source"], r["length"], _f(r["ppl_base"]), _f(r["ppl_ttt"]), _f(r["ttt_seconds"], ".1f"),
+             _f(r["reset_logit_diff"], ".2g")]
+            for r in rows
+        ]  # fmt: skip
+        table.append(["**mean**", "", "", _f(s.get("mean_ppl_base")), _f(s.get("mean_ppl_ttt")), "", ""])
         if "mean_log_ppl_base" in s:
-            lines.append(
-                f"| **mean log** (claim 1) | | | {_f(s['mean_log_ppl_base'])} | {_f(s['mean_log_ppl_ttt'])} | | |"
+            table.append(
+                ["**mean log** (claim 1)", "", "", _f(s["mean_log_ppl_base"]), _f(s["mean_log_ppl_ttt"]), "", ""]
             )
+        headers = ["target", "source", "length", "base", "after TTT", "TTT s", "reset max |Δ logit|"]
+        lines += ["## Pseudo-perplexity of real sequences", "", *markdown_table(headers, table).splitlines()]
+        if "win_fraction" in s:
             lines += ["", f"TTT lowered the pseudo-perplexity of {s['win_fraction']:.0%} of the sequences."]
     fam = results.get("fitness", [])
     if fam:
         s = results.get("fitness_summary", {})
         lines += ["", f"## Zero-shot fitness on Potts families (Spearman ρ vs exact ΔE; weak: base ρ < "
-                  f"{s.get('weak_threshold')})", "",
-                  "| family | L | mutants | weak | base | TTT | MSA-TTT (control) | MSA profile | ppl base → TTT |",
-                  "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+                  f"{s.get('weak_threshold')} on the selection half of the mutants)", ""]  # fmt: skip
+        table = []
         for r in fam:
             weak = "yes" if r.get("rho_base_select", r["rho_base"]) < s.get("weak_threshold", 0.3) else "no"
-            lines.append(
-                f"| {r['family']} | {r['length']} | {r['mutants']} | {weak} | {_f(r['rho_base'])} | "
-                f"{_f(r['rho_ttt'])} | {_f(r.get('rho_msa_ttt'))} | {_f(r['rho_profile'])} | "
-                f"{_f(r['ppl_base'], '.1f')} → {_f(r['ppl_ttt'], '.1f')} |"
-            )
-        lines.append(
-            f"| **mean (all)** | | | | {_f(s.get('mean_rho_base'))} | {_f(s.get('mean_rho_ttt'))} | "
-            f"{_f(s.get('mean_rho_msa_ttt'))} | {_f(s.get('mean_rho_profile'))} | |"
-        )
-        lines.append(
-            f"| **mean (weak, {s.get('weak_families')})** | | | | {_f(s.get('mean_rho_base_weak'))} | "
-            f"{_f(s.get('mean_rho_ttt_weak'))} | | | |"
-        )
+            table.append([r["family"], r["length"], r["mutants"], weak, _f(r["rho_base"]), _f(r["rho_ttt"]),
+                          _f(r.get("rho_msa_ttt")), _f(r["rho_profile"]),
+                          f"{_f(r['ppl_base'], '.1f')} → {_f(r['ppl_ttt'], '.1f')}"])  # fmt: skip
+        table.append(["**mean (all)**", "", "", "", _f(s.get("mean_rho_base")), _f(s.get("mean_rho_ttt")),
+                      _f(s.get("mean_rho_msa_ttt")), _f(s.get("mean_rho_profile")), ""])  # fmt: skip
+        table.append([f"**mean (weak, {s.get('weak_families')}; scored half)**", "", "", "",
+                      _f(s.get("mean_rho_base_weak")), _f(s.get("mean_rho_ttt_weak")), "", "", ""])  # fmt: skip
+        headers = ["family", "L", "mutants", "weak", "base", "TTT", "MSA-TTT (control)", "MSA profile",
+                   "ppl base → TTT"]  # fmt: skip
+        lines += markdown_table(headers, table).splitlines()
     return "\n".join(lines)
