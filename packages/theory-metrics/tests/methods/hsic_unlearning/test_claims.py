@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import numpy as np
 import pytest
 
 from iclr26_shared.testing import Arms, assert_no_claim_holds
@@ -171,3 +172,40 @@ def test_claim_texts_do_not_depend_on_measured_numbers() -> None:
 
 def test_sections_absent_give_no_claims() -> None:
     assert claims({}) == [] and report({}) == ""
+
+
+def _ranked(order_agrees: bool) -> dict[str, Any]:
+    """The effect results with four unlearned models whose Avg. Gap to retraining grows a → d, and whose OTR moves
+    away from retraining's (0.9) in the same order (or the reverse one)."""
+    res = _results(effect=True)
+    otrs = (0.85, 0.7, 0.5, 0.3) if order_agrees else (0.3, 0.5, 0.7, 0.85)
+    for i, (name, otr) in enumerate(zip("abcd", otrs, strict=True)):
+        m = _model(otr, 0.5 + 0.01 * i)
+        m["acc_forget"] = 0.9 + 0.02 * i  # retrain: 0.9, so the gap grows with i
+        res["models"][name] = m
+    return res
+
+
+def test_ranking_claim_is_the_spearman_of_otr_distance_and_avg_gap() -> None:
+    from scipy import stats
+
+    from iclr26_theory_metrics.methods.hsic_unlearning.claims import ranking
+
+    res = _ranked(order_agrees=True)
+    rank = ranking(res["models"])
+    assert rank is not None and rank["models"] == ["original", "mia-fool", "a", "b", "c", "d"]
+    r = res["models"]["retrain"]
+    keys = ("acc_forget", "acc_retain", "acc_test", "mia_acc")
+    for d, rho in enumerate(rank["rho_draws"]):  # an independent Spearman per draw
+        dist = [abs(res["models"][n]["otr_draws"][d] - r["otr_draws"][d]) for n in rank["models"]]
+        gap = [np.mean([abs(res["models"][n][k] - r[k]) for k in keys]) for n in rank["models"]]
+        assert rho == pytest.approx(stats.spearmanr(dist, gap)[0], abs=1e-12)
+    (c,) = [c for c in claims(res) if c.claim.startswith("Ranking")]
+    assert c.holds and c.ours > 0.3
+    (rev,) = [c for c in claims(_ranked(order_agrees=False)) if c.claim.startswith("Ranking")]
+    assert not rev.holds
+    flat = _ranked(order_agrees=True)
+    for m in flat["models"].values():
+        m.update(otr=0.5, otr_draws=[0.5] * DRAWS)
+    (tie,) = [c for c in claims(flat) if c.claim.startswith("Ranking")]
+    assert tie.verdict == "inconclusive"  # every OTR equal: ρ undefined

@@ -55,7 +55,7 @@ def test_smoke_cli_run_and_resume(first: tuple[Path, dict[str, Any], list[dict[s
     assert all(0.0 <= m["otr"] <= 1.0 and 0.0 <= m["mia_acc"] <= 1.0 for m in models.values())
     assert models["original"]["acc_retain"] > 0.5  # it trained (digits, chance 0.1)
     assert results["control"]["f1"] >= 0.8  # the planted effect is large
-    assert len(results["claims"]) == 9
+    assert len(results["claims"]) == 10  # with the ranking claim (9 models)
     figures = {p.name for p in (run_path / "figures").iterdir()}
     assert {"f1_vs_subset_size.png", "otr.png", "mia.png"} <= figures
     assert "## Unlearning" in (run_path / "report.md").read_text()

@@ -19,6 +19,11 @@ answer's level, "every target in training": F1 = 2/3 with balanced sides (not 0.
    F1 rises with the subset size, and it beats the MMD distribution-distance baseline (C10: MMD 0.70 vs SDE 0.95).
 4. The test works where the MIA is at chance: on the MIA-fooled model the protocol still tells its forget subsets
    (in training) from unseen subsets (F1 above 2/3 + 0.1).
+5. Ranking (the paper: the evaluation's order of the unlearning methods agrees with their distance to retraining):
+   over the original and the unlearned models, the Spearman correlation of |OTR − OTR_retrain| with the
+   retrain gap "Avg. Gap" (the mean absolute difference to retraining of forget, retain and test accuracy and the
+   MIA; Jia et al., 2023; Fan et al., 2024) is positive (> 0.3), per protocol draw, with its MC interval. Chance
+   (a ranking unrelated to the gap) is 0.
 """
 
 from __future__ import annotations
@@ -49,6 +54,43 @@ OTR_MARGIN = 0.3
 OTR_CHANCE_MARGIN = 0.2
 #: "At chance" for the MIA: balanced accuracy within this of 0.5.
 MIA_TOLERANCE = 0.05
+#: The ranking claim: Spearman's ρ must exceed this (+ its MC half-width).
+RANK_MARGIN = 0.3
+#: The quantities whose mean absolute difference to retraining is the "Avg. Gap".
+GAP_KEYS = ("acc_forget", "acc_retain", "acc_test", "mia_acc")
+
+
+def _spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman's ρ (average ranks for ties); NaN when either side is constant or too short."""
+    if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
+        return math.nan
+    import numpy as np
+    from scipy.stats import rankdata
+
+    return float(np.corrcoef(rankdata(a), rankdata(b))[0, 1])  # Pearson of the average ranks
+
+
+def ranking(models: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ranking claim's numbers: per protocol draw, Spearman's ρ between |OTR_m − OTR_retrain| and the Avg. Gap
+    of every model m but retrain; ``None`` with fewer than 3 such models or no draws."""
+    if "retrain" not in models:
+        return None
+    r = models["retrain"]
+    names = [n for n in models if n != "retrain"]
+    draws = r.get("otr_draws") or []
+    if len(names) < 3 or not draws or any(len(models[n].get("otr_draws") or []) != len(draws) for n in names):
+        return None
+    gap = [sum(abs(_f(models[n][k]) - _f(r[k])) for k in GAP_KEYS) / len(GAP_KEYS) for n in names]
+    rhos = [
+        _spearman([abs(_f(models[n]["otr_draws"][d]) - _f(draws[d])) for n in names], gap) for d in range(len(draws))
+    ]
+    finite = [x for x in rhos if math.isfinite(x)]
+    mean = sum(finite) / len(finite) if finite else math.nan
+    hw = 0.0
+    if len(finite) >= 2:
+        lo, hi = t_interval(finite)
+        hw = (hi - lo) / 2
+    return {"models": names, "avg_gap": gap, "rho_draws": rhos, "rho": mean, "half_width": hw}
 
 
 def _half_width(mean: Any, ci: Any) -> float:
@@ -170,6 +212,20 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 paper="C10, R = 10 %: SDE 0.95 vs MMD 0.70 (Wasserstein 0.89)",
             ),
         ]
+    rank = ranking(models)
+    if rank is not None:
+        out.append(
+            Claim(
+                claim="Ranking: the OTR orders the unlearning methods as their distance to retraining does",
+                metric="Spearman ρ of |OTR − OTR_retrain| and the Avg. Gap (forget / retain / test accuracy, MIA) over "
+                "the original and the unlearned models, mean over the protocol draws",
+                ours=_f(rank["rho"]),
+                threshold=0.0,
+                margin=RANK_MARGIN + _f(rank["half_width"]),
+                chance=0.0,
+                paper="the evaluation agrees with the retrain-distance order",
+            )
+        )
     at_chance = (results.get("mia_at_chance") or {}).get("mia-fool")
     if at_chance:
         out.append(
