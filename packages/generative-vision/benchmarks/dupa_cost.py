@@ -78,7 +78,7 @@ def _case(size: int, cfg: DUPAConfig, batch: int, steps: int, repeats: int) -> d
             decoder_depth=cfg.decoder_depth,
             heads=cfg.heads,
         )
-        .to(device)
+        .to(device)  # pyright: ignore[reportArgumentType]  (diffusers types ModelMixin.to oddly)
         .eval()
     )
     noise = torch.randn(batch, 1, size, size, device=device)

@@ -43,7 +43,7 @@ def _guided_step(
 def _case(size: int, patch: int, hidden: int, depth: int, heads: int, batch: int, repeats: int) -> dict[str, Any]:
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
-    model = ClassConditionalDiT(size, 1, 10, patch, hidden, depth, heads).to(device).eval()
+    model = ClassConditionalDiT(size, 1, 10, patch, hidden, depth, heads).to(device).eval()  # pyright: ignore[reportArgumentType]  (diffusers types ModelMixin.to oddly)
     x = torch.randn(batch, 1, size, size, device=device)
     t = torch.full((batch,), 500, device=device)
     y = torch.arange(batch, device=device) % 10

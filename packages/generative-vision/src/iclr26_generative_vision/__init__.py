@@ -3,7 +3,7 @@
 Public API (loaded lazily, so that importing the package does not import diffusers)::
 
     from iclr26_generative_vision import S2Guidance, guided_sample, ClassConditionalDiT
-    from iclr26_generative_vision import DDT, ConditionProjector, dupa_loss, draw_paths, euler_sample
+    from iclr26_generative_vision import DDT, DUPAObjective, ConditionProjector, dupa_loss, draw_paths, euler_sample
     from iclr26_generative_vision import ELViS, RerankingTransformer, chamfer_ot_similarity, retrieval_benchmark
     from iclr26_generative_vision import CausalDeltaEncoder, CausalDeltaModel, PairBaseline, supcon_loss, render_pairs
 """
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from iclr26_generative_vision.guidance.masks import BlockMaskSampler
     from iclr26_generative_vision.guidance.s2 import S2Guidance
     from iclr26_generative_vision.guidance.sampler import guided_sample
+    from iclr26_generative_vision.methods.dupa.model import DUPAObjective
     from iclr26_generative_vision.nn.causal_delta import (
         CausalDeltaEncoder,
         CausalDeltaModel,
@@ -56,6 +57,7 @@ _LAZY = {
     "draw_paths": "iclr26_generative_vision.flow.dupa",
     "dupa_loss": "iclr26_generative_vision.flow.dupa",
     "euler_sample": "iclr26_generative_vision.flow.sampler",
+    "DUPAObjective": "iclr26_generative_vision.methods.dupa.model",
     "ELViS": "iclr26_generative_vision.retrieval.elvis",
     "chamfer_similarity": "iclr26_generative_vision.retrieval.elvis",
     "chamfer_ot_similarity": "iclr26_generative_vision.retrieval.elvis",
@@ -80,6 +82,7 @@ __all__ = [
     "ELViS",
     "ClassConditionalDiT",
     "ConditionProjector",
+    "DUPAObjective",
     "ExactGMMDenoiser",
     "GaussianMixture",
     "GuiderSettings",

@@ -166,3 +166,29 @@ def test_experiment_runs_on_procthor_data_and_a_missing_folder_exits_2(tmp_path:
     bad = run_cli(cli.main, [*argv, "--data-dir", str(tmp_path / "absent")])
     assert bad.code == 2 and "ProcTHOR data not found" in bad.err and "Traceback" not in bad.err
     assert len(bad.err.strip().splitlines()) == 1
+
+
+def _corrupt(path: Path, line: int, column: str, value: str) -> None:
+    """Set ``column`` of the data row on 1-based file line ``line`` (line 1: the header) to ``value``."""
+    rows = list(csv.reader(path.open(newline="")))
+    rows[line - 1][rows[0].index(column)] = value
+    with path.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+
+
+def test_an_unparsable_number_names_the_file_line_and_column(tmp_path: Path) -> None:
+    _procthor(tmp_path / "thor")
+    ann = tmp_path / "thor" / "annotations.csv"
+    _corrupt(ann, 3, "xmax", "3O")
+    with pytest.raises(DataError) as err:
+        read_procthor(tmp_path / "thor", size=8, bbox=True)
+    assert str(err.value) == f"{ann}, line 3, column xmax: '3O' is not a number"
+    _epic(tmp_path / "epic")
+    train = tmp_path / "epic" / "EPIC_100_train.csv"
+    _corrupt(train, 5, "start_frame", "12.5")
+    with pytest.raises(DataError, match=r"EPIC_100_train\.csv, line 5, column start_frame: '12\.5' is not an integer$"):
+        read_epic_kitchens(tmp_path / "epic", size=8)
+    _corrupt(train, 5, "start_frame", "401")
+    _corrupt(train, 2, "stop_score", "high")
+    with pytest.raises(DataError, match=r"line 2, column stop_score: 'high' is not a number$"):
+        read_epic_kitchens(tmp_path / "epic", size=8)

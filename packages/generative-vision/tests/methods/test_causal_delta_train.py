@@ -3,6 +3,7 @@ resumes from its checkpoint; training lowers the loss; the δ-space cosines."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
 
@@ -14,17 +15,44 @@ from iclr26_generative_vision import cli
 from iclr26_generative_vision.data.causal_triplet import VERBS, render_pairs
 from iclr26_generative_vision.methods.causal_delta.config import PRESETS
 from iclr26_generative_vision.methods.causal_delta.model import build_model, loss_terms, to_tensor, train_variant
+from iclr26_generative_vision.methods.causal_delta.spec import SPEC
 from iclr26_generative_vision.methods.causal_delta.train import action_cosines
-from iclr26_shared.testing import assert_valid_run_dir, run_cli
+from iclr26_shared.testing import (
+    Arms,
+    assert_models_roundtrip,
+    assert_no_claim_holds,
+    assert_valid_run_dir,
+    run_cli,
+    smoke_run,
+)
 
 
 def test_smoke_run_writes_a_valid_run_dir_and_resumes(tmp_path: Path) -> None:
     argv = ["causal-delta", "--preset", "smoke", "--device", "cpu", "--out-dir", str(tmp_path), "--quiet"]
-    res = run_cli(cli.main, argv)
-    assert res.code == 0, res.err
-    (run_dir,) = (p for p in (tmp_path / "causal-delta").iterdir() if not p.name.startswith("."))
-    results = assert_valid_run_dir(run_dir)
-    assert len(results["claims"]) == 7 and not results["pool"]["from_cache"]
+    run, results = smoke_run(SPEC, tmp_path)
+    run_dir = run.path
+    size = PRESETS["smoke"].image_size
+    gen = torch.Generator().manual_seed(0)
+    x0, x1 = torch.rand(2, 3, size, size, generator=gen), torch.rand(2, 3, size, size, generator=gen)
+    assert_models_roundtrip(run, dict.fromkeys(run.saved_models, lambda m: m(x0, x1)))
+    assert "comp-cde" in run.saved_models and "noun-vanilla" in run.saved_models
+    chance = results["chance"]["comp"]["ood"]
+    at_chance, worse = copy.deepcopy(results), copy.deepcopy(results)
+    for split in ("comp", "noun"):
+        c = results["chance"][split]
+        for v in ("cde", "vanilla"):
+            at_chance["accuracy"][split][v] = {"iid": c["iid"], "ood": c["ood"], "gap": 0.0}
+        worse["accuracy"][split]["cde"] = {"iid": 0.0, "ood": 0.0, "gap": 0.0}
+    worse["geometry"]["cde"]["antonym_pairwise"] = 0.5  # parallel antonyms: worse than no structure (0)
+    # the arms compared here are the δ geometry (the smoke models' accuracies may already tie at chance)
+    arms = [
+        Arms(
+            ours=["geometry/cde/antonym_pairwise"], others=["geometry/vanilla/antonym_pairwise"], trivial=0.0, worse=0.5
+        )
+    ]
+    assert_no_claim_holds(SPEC, results, arms, extra_cases={"CDE and vanilla at chance": at_chance, "CDE worse": worse})
+    assert chance > 0
+    assert len(results["claims"]) == 9 and not results["pool"]["from_cache"]
     assert set(results["accuracy"]["comp"]) == set(PRESETS["smoke"].variants)
     assert set(results["accuracy"]["noun"]) == set(PRESETS["smoke"].variants) - {
         "cde-no-contrast",

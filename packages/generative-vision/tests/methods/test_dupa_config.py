@@ -48,7 +48,7 @@ def test_bad_configs_raise_naming_the_field(changes: dict[str, object], field: s
 def test_presets_are_valid_and_paper_defaults() -> None:
     cfg = DUPAConfig()
     assert (cfg.num_paths, cfg.dupa_weight, cfg.resample, cfg.stop_grad) == (2, 0.5, "both", False)
-    assert cfg.aligned_layer == cfg.encoder_depth  # the encoder output
+    assert cfg.aligned_layer == 2  # DDT's REPA proportion: block ⌈8·4/22⌉ of the 4 encoder blocks (DDT-XL: 8 of 22)
     assert cfg.paths("ddt") == 1 and cfg.paths("dupa") == 2 and cfg.images_per_step("ddt-2x-batch") == 128
     assert set(PRESETS) == {"smoke", "quick", "full"}
     DUPAConfig(arch="dit", hidden=24, heads=4)  # the plain backbone has no RoPE constraint

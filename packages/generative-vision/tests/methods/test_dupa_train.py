@@ -1,35 +1,50 @@
 """The dupa trainer: a smoke CLI run writes a valid run directory; sharded batches keep the paths of an
 image together and average to the global gradient; training resumes bit for bit; the alignment loss's
-gradient reaches the encoder (and not the decoder)."""
+gradient reaches the blocks up to the aligned one (and not the later blocks or the decoder)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from iclr26_generative_vision import cli
 from iclr26_generative_vision.flow.dupa import draw_paths, dupa_loss
 from iclr26_generative_vision.methods.dupa.config import PRESETS, DUPAConfig
 from iclr26_generative_vision.methods.dupa.model import build_ddt, build_objective
+from iclr26_generative_vision.methods.dupa.spec import SPEC
 from iclr26_generative_vision.methods.dupa.train import shard_paths, train_variants
 from iclr26_generative_vision.methods.s2_guidance.images import load_images
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
-from iclr26_shared.testing import assert_valid_run_dir, run_cli
+from iclr26_shared.testing import Arms, assert_models_roundtrip, assert_no_claim_holds, smoke_run
 
 TINY = dataclasses.replace(
     PRESETS["smoke"], max_train=60, batch_size=8, train_steps=6, checkpoint_every=3, eval_every=6
 )
 
 
+def _velocity(net: torch.nn.Module) -> torch.Tensor:
+    """A saved DDT's velocity on a fixed input shaped by its config."""
+    model: Any = net
+    c = model.config
+    x = torch.randn(2, c["in_channels"], c["sample_size"], c["sample_size"], generator=torch.Generator().manual_seed(0))
+    return model(x, torch.tensor([0.2, 0.8]), torch.tensor([1, c["num_classes"]])).velocity
+
+
 def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
-    res = run_cli(cli.main, ["dupa", "--preset", "smoke", "--device", "cpu", "--out-dir", str(tmp_path), "--quiet"])
-    assert res.code == 0, res.err
-    (run_dir,) = (tmp_path / "dupa").iterdir()
-    results = assert_valid_run_dir(run_dir)
-    assert len(results["claims"]) == 8
+    run, results = smoke_run(SPEC, tmp_path)
+    run_dir = run.path
+    assert_models_roundtrip(run, dict.fromkeys(("ddt", "dual-path", "dupa"), _velocity))
+    noise = results["fd_noise"]
+    arms = [Arms(ours=["final/dupa/fd"], others=["final/ddt/fd", "final/dual-path/fd"], trivial=noise, worse=2 * noise)]
+    collapsed = copy.deepcopy(results)
+    for key in ("gap_projected", "gap_raw"):
+        collapsed["alignment"]["dupa"][key] = 0.0
+    assert_no_claim_holds(SPEC, results, arms, extra_cases={"collapsed DUPA (centred gaps 0)": collapsed})
+    assert len(results["claims"]) == 7
     assert set(results["final"]) == {"ddt", "dual-path", "dupa"}
     assert [r["step"] for r in results["curves"]["dupa"]] == [10, 20]
     sharing = {r["refresh_rate"]: r for r in results["sharing"]}
@@ -54,11 +69,12 @@ def test_alignment_gradient_reaches_the_encoder_only() -> None:
     paths = draw_paths(data.x_train[:4], data.y_train[:4], 2, torch.Generator().manual_seed(0))
     _, _, align = obj(paths)
     align.backward()
-    enc = obj.model.blocks[: TINY.encoder_depth]
-    dec = obj.model.blocks[TINY.encoder_depth :]
+    k = TINY.aligned_layer  # DDT's REPA depth ⌈8·n_enc/22⌉: block 1 of the 2 encoder blocks here
+    assert 1 <= k <= TINY.encoder_depth
+    enc, rest = obj.model.blocks[:k], obj.model.blocks[k:]
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in enc.parameters() if p.requires_grad)
     assert obj.model.s_embedder.weight.grad is not None and obj.model.s_embedder.weight.grad.abs().sum() > 0
-    assert all(p.grad is None or p.grad.abs().sum() == 0 for p in dec.parameters())
+    assert all(p.grad is None or p.grad.abs().sum() == 0 for p in rest.parameters())  # later blocks, decoder
     assert obj.projector is not None and all(p.grad is not None for p in obj.projector.parameters())
 
 

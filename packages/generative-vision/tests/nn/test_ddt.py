@@ -68,3 +68,97 @@ def test_fresh_model_predicts_zero_and_bad_shapes_raise() -> None:
     with pytest.raises(ConfigError, match="hidden"):
         DDT(8, 1, 10, hidden=24, heads=4)  # head size 6: no 2-D RoPE
     DDT(8, 1, 10, hidden=24, heads=4, arch="dit")  # the plain variant has no RoPE constraint
+
+
+class _PortedDDTBlock(torch.nn.Module):
+    """One block of MCG-NJU/DDT (``decoupled_improved_dit.py``: ``DDTBlock``, ``RAttention``, ``RMSNorm``,
+    ``FeedForward``, ``precompute_freqs_cis_2d``) re-written here independently, with real cos/sin rotations."""
+
+    def __init__(self, hidden: int, heads: int, grid: int) -> None:
+        super().__init__()
+        self.heads, self.hidden = heads, hidden
+        self.norm1_w, self.norm2_w = torch.nn.Parameter(torch.ones(hidden)), torch.nn.Parameter(torch.ones(hidden))
+        hd = hidden // heads
+        self.q_w, self.k_w = torch.nn.Parameter(torch.ones(hd)), torch.nn.Parameter(torch.ones(hd))
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden, bias=False)
+        self.proj = torch.nn.Linear(hidden, hidden)
+        inner = int(2 * 4 * hidden / 3)
+        self.w1, self.w3 = torch.nn.Linear(hidden, inner, bias=False), torch.nn.Linear(hidden, inner, bias=False)
+        self.w2 = torch.nn.Linear(inner, hidden, bias=False)
+        self.ada = torch.nn.Linear(hidden, 6 * hidden)
+        # angles[n, j]: token n = (row r, col c) on positions linspace(0, 16, grid); pair 2i uses x·ω_i, 2i+1 y·ω_i
+        lin = [16.0 * i / (grid - 1) for i in range(grid)]
+        omegas = [10000.0 ** (-(4 * i) / hd) for i in range(hd // 4)]
+        angles = [
+            [(lin[n % grid] if j % 2 == 0 else lin[n // grid]) * omegas[j // 2] for j in range(hd // 2)]
+            for n in range(grid * grid)
+        ]
+        self.angles = torch.tensor(angles, dtype=torch.float64).float()
+
+    @staticmethod
+    def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+    def _rotate(self, x: torch.Tensor) -> torch.Tensor:  # x [B, N, heads, d]
+        a, b = x[..., 0::2], x[..., 1::2]
+        cos, sin = self.angles.cos()[None, :, None], self.angles.sin()[None, :, None]
+        return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)
+
+    def forward(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        sm, cm, gm, sf, cf, gf = self.ada(c).chunk(6, dim=-1)
+        b, n, h = x.shape
+        qkv = self.qkv(self._rms(x, self.norm1_w) * (1 + cm) + sm).reshape(b, n, 3, self.heads, h // self.heads)
+        q, k, v = qkv.unbind(2)  # [B, N, heads, d]
+        q, k = self._rotate(self._rms(q, self.q_w)), self._rotate(self._rms(k, self.k_w))
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        att = torch.softmax(q @ k.transpose(-1, -2) / (h // self.heads) ** 0.5, dim=-1) @ v
+        x = x + gm * self.proj(att.transpose(1, 2).reshape(b, n, h))
+        y = self._rms(x, self.norm2_w) * (1 + cf) + sf
+        return x + gf * self.w2(torch.nn.functional.silu(self.w1(y)) * self.w3(y))
+
+
+def test_block_matches_a_port_of_ddts_block() -> None:
+    from iclr26_generative_vision.nn.ddt import DDTBlock, ddt_rope
+
+    torch.manual_seed(3)
+    hidden, heads, grid = 32, 2, 4
+    ours = DDTBlock(hidden, heads, "ddt")
+    port = _PortedDDTBlock(hidden, heads, grid)
+    with torch.no_grad():  # random weights everywhere (norm weights too), copied across
+        for p in ours.parameters():
+            p.copy_(0.3 * torch.randn(p.shape))
+        sd = ours.state_dict()
+        w1, w3 = sd["mlp.net.0.proj.weight"].chunk(2, dim=0)  # diffusers' SwiGLU: one projection to [value, gate]
+        copies = {
+            "norm1_w": sd["norm1.weight"],
+            "norm2_w": sd["norm2.weight"],
+            "q_w": sd["q_norm.weight"],
+            "k_w": sd["k_norm.weight"],
+            "qkv.weight": sd["qkv.weight"],
+            "proj.weight": sd["proj.weight"],
+            "proj.bias": sd["proj.bias"],
+            "w1.weight": w3,  # DDT: w2(silu(w1 x) · w3 x), so w1 is the gate
+            "w3.weight": w1,
+            "w2.weight": sd["mlp.net.2.weight"],
+            "ada.weight": sd["adaln.weight"],
+            "ada.bias": sd["adaln.bias"],
+        }
+        port.load_state_dict(copies)
+    assert ours.qkv.bias is None and isinstance(ours.adaln, torch.nn.Linear)  # DDT: no qkv bias, plain Linear
+    x, c = torch.randn(2, grid * grid, hidden), torch.nn.functional.silu(torch.randn(2, 1, hidden))
+    with torch.no_grad():
+        torch.testing.assert_close(ours(x, c, ddt_rope(hidden // heads, grid, grid)), port(x, c), atol=1e-5, rtol=1e-5)
+
+
+def test_saves_and_loads_as_a_diffusers_model_and_rejects_other_shapes(tmp_path) -> None:  # noqa: ANN001
+    from iclr26_shared.errors import DataError
+
+    model = _ddt("ddt")
+    model.save_pretrained(tmp_path)
+    loaded = DDT.from_pretrained(tmp_path).eval()
+    assert loaded.config["hidden"] == 32 and loaded.config["arch"] == "ddt"
+    x, t, y = torch.randn(2, 1, 8, 8), torch.tensor([0.3, 0.7]), torch.tensor([2, 3])
+    with torch.no_grad():
+        assert torch.equal(loaded(x, t, y).velocity, model(x, t, y).velocity)
+    with pytest.raises(DataError, match=r"sample must be \[B, 1, 8, 8\].*got \[2, 1, 8, 12\]"):
+        model(torch.randn(2, 1, 8, 12), t, y)

@@ -176,3 +176,40 @@ def test_transformer_reranker_ignores_padding_and_counts_parameters() -> None:
     pad_qm = torch.cat([qm, torch.zeros(3, 3, dtype=torch.bool)], 1)
     torch.testing.assert_close(rrt(pad_q, pad_qm, x, xm, q[:, 0], x[:, 0]), logit, atol=1e-5, rtol=1e-5)
     assert logit.shape == (3,) and rrt.num_inference_parameters() > ELViS(16, dim=8).num_inference_parameters()
+
+
+def test_official_weights_load_from_a_local_file_with_the_renames(tmp_path) -> None:  # noqa: ANN001
+    """A checkpoint in the official layout (``{"state": ...}``, pavelsuma/ELViS names, D = 768) loads into our
+    module and gives the same similarities as the module whose weights it holds; bad files: one line."""
+    import pytest
+
+    from iclr26_generative_vision.retrieval.elvis import ELViS, load_official_elvis
+    from iclr26_shared.errors import DataError
+
+    torch.manual_seed(0)
+    ours = ELViS(768).eval()
+    with torch.no_grad():
+        for p in ours.parameters():
+            p.add_(0.05 * torch.randn(p.shape))
+    inverse = {"proj.": "remap_local.", "h.": "dust_bin_mlp.", "omega": "dust_bin"}
+    official = {}
+    for key, value in ours.state_dict().items():
+        prefix = next((k for k in inverse if key.startswith(k)), None)
+        official[inverse[prefix] + key[len(prefix) :] if prefix else key] = value.clone()
+    assert {"remap_local.0.weight", "remap_local.1.bias", "dust_bin_mlp.2.weight", "dust_bin", "f.1.weight"} <= set(
+        official
+    )
+    torch.save({"state": official, "epoch": 3}, tmp_path / "dinov2_elvis_gld.pt")
+    loaded = load_official_elvis(tmp_path / "dinov2_elvis_gld.pt")
+    q, x = (
+        torch.nn.functional.normalize(torch.randn(2, 9, 768), dim=-1),
+        torch.nn.functional.normalize(torch.randn(2, 7, 768), dim=-1),
+    )
+    qm, xm = torch.ones(2, 9, dtype=torch.bool), torch.ones(2, 7, dtype=torch.bool)
+    with torch.no_grad():
+        assert torch.equal(loaded(q, qm, x, xm), ours(q, qm, x, xm))
+    with pytest.raises(DataError, match="weights file not found"):
+        load_official_elvis(tmp_path / "absent.pt")
+    torch.save({"state": {"w": torch.zeros(1)}}, tmp_path / "other.pt")
+    with pytest.raises(DataError, match="not an official ELViS checkpoint"):
+        load_official_elvis(tmp_path / "other.pt")

@@ -10,24 +10,61 @@ from iclr26_generative_vision.data.retrieval import extract_sift, load_sources
 from iclr26_generative_vision.retrieval.metrics import (
     average_precision,
     global_ranking,
+    junk_last,
     mean_average_precision,
     rerank_order,
 )
 from iclr26_generative_vision.retrieval.verification import mutual_nearest_neighbours, ransac_inliers
 
 
+def _revisitop_ap(order: np.ndarray, ok: np.ndarray, junk: np.ndarray, k: int) -> float:
+    """The official ``compute_map`` for one query, written as its loops: cut at k, positions of positives and
+    junk in the cut ranking, each positive's position lowered by the junk before it, trapezoids."""
+    ranks = order[:k] if k else order
+    pos = [i for i, d in enumerate(ranks) if ok[d]]
+    jnk = [i for i, d in enumerate(ranks) if junk[d]]
+    shifted = [p - sum(1 for j in jnk if j < p) for p in pos]
+    nres = min(int(ok.sum()), len(ranks))
+    ap = 0.0
+    for j, r in enumerate(shifted):
+        p0 = 1.0 if r == 0 else j / r
+        ap += (p0 + (j + 1) / (r + 1)) / (2 * nres)
+    return ap
+
+
 def test_average_precision_by_hand_with_junk_and_cutoff() -> None:
     positive = np.array([True, False, True, False, False])
     order = np.array([0, 1, 2, 3, 4])  # hits at ranks 1 and 3
-    assert math.isclose(average_precision(order, positive), (1 + 2 / 3) / 2)
+    assert math.isclose(average_precision(order, positive, ap="rectangular"), (1 + 2 / 3) / 2)
+    assert math.isclose(average_precision(order, positive), (1 + (1 / 2 + 2 / 3) / 2) / 2)  # trapezoids
     junk = np.array([False, True, False, False, False])  # the miss at rank 2 is ignored
     assert math.isclose(average_precision(order, positive, junk), 1.0)
-    assert math.isclose(average_precision(order, positive, k=2), 1 / 2)  # one hit in the top 2, min(P, k) = 2
+    assert math.isclose(average_precision(order, positive, k=2, ap="rectangular"), 1 / 2)  # min(P, k) = 2
     assert math.isnan(average_precision(order, np.zeros(5, bool)))
     orders = np.stack([order, order[::-1]])
     pos = np.stack([positive, positive])
     rev = average_precision(order[::-1], positive)
-    assert math.isclose(mean_average_precision(orders, pos), ((1 + 2 / 3) / 2 + rev) / 2)
+    assert math.isclose(mean_average_precision(orders, pos), ((1 + (1 / 2 + 2 / 3) / 2) / 2 + rev) / 2)
+
+
+def test_average_precision_equals_the_official_revisited_loops() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(3, 30))
+        order = rng.permutation(n)
+        ok, junk = rng.random(n) < 0.3, rng.random(n) < 0.2
+        junk &= ~ok
+        if not ok.any():
+            continue
+        k = int(rng.integers(0, n + 1))
+        assert math.isclose(average_precision(order, ok, junk, k), _revisitop_ap(order, ok, junk, k), abs_tol=1e-12)
+
+
+def test_junk_moves_behind_the_shortlist() -> None:
+    order = np.array([[3, 0, 2, 1, 4]])
+    junk = np.array([[True, False, False, True, False]])  # items 0 and 3
+    assert junk_last(order, junk).tolist() == [[2, 1, 4, 3, 0]]
+    assert junk_last(order, None) is order
 
 
 def test_rerank_order_touches_only_the_shortlist() -> None:

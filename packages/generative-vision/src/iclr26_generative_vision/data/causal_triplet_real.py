@@ -44,15 +44,34 @@ PROCTHOR_ANTONYMS: tuple[tuple[str, str], ...] = (("turnon", "turnoff"), ("clean
 _EPIC_COLUMNS = ("participant_id", "video_id", "start_frame", "stop_frame", "verb_class", "noun_class")
 
 
+#: Keys added to every row read by :func:`_read_csv`: the file and the 1-based line the row came from.
+_FILE, _LINE = "\x00file", "\x00line"
+
+
 def _read_csv(path: Path, names: tuple[str, ...] | None = None) -> list[dict[str, str]]:
     try:
         with path.open(newline="") as fh:
             reader = csv.DictReader(fh, fieldnames=list(names) if names else None)
-            rows = list(reader)
+            rows = []
+            for r in reader:
+                if any(v for v in r.values() if isinstance(v, str)):
+                    rows.append({**r, _FILE: str(path), _LINE: str(reader.line_num)})
             header = reader.fieldnames or []
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise DataError(f"{path}: not a readable CSV file ({err})") from err
-    return [r for r in rows if header and any(v for v in r.values() if isinstance(v, str))]
+    return rows if header else []
+
+
+def _number(row: dict[str, str], column: str, kind: type[int] | type[float] = float) -> float:
+    """``row[column]`` as a number; one line naming the file, line and column when it is not one."""
+    value = row.get(column)
+    try:
+        return kind(value) if kind is int else float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        expected = "an integer" if kind is int else "a number"
+        raise DataError(
+            f"{row.get(_FILE, '?')}, line {row.get(_LINE, '?')}, column {column}: {value!r} is not {expected}"
+        ) from None
 
 
 def _require(path: Path, rows: list[dict[str, str]], columns: Iterable[str]) -> None:
@@ -133,15 +152,12 @@ def read_procthor(root: str | Path, *, size: int, max_pairs: int | None = None, 
         color = path / r["scene"] / "color"
         box = None
         if bbox:
-            try:
-                box = (
-                    int(float(r["xmin"])),
-                    int(float(r["ymin"])),
-                    int(float(r["xmax"])),
-                    int(float(r["ymax"])),
-                )
-            except ValueError as err:
-                raise DataError(f"{path}: scene {r['scene']} figure {r['figure']}: bad box ({err})") from err
+            box = (
+                int(_number(r, "xmin")),
+                int(_number(r, "ymin")),
+                int(_number(r, "xmax")),
+                int(_number(r, "ymax")),
+            )
         pairs.append((color / (r["figure"].split("second")[0] + "first.png"), color / (r["figure"] + ".png"), box))
     verbs = [r["verb_class"] for r in rows]
     nouns = [r["noun_class"] for r in rows]
@@ -171,7 +187,7 @@ def read_epic_kitchens(root: str | Path, *, size: int, max_pairs: int | None = N
         _require(f, part, _EPIC_COLUMNS)
         rows += part
     if "start_score" in rows[0] and "stop_score" in rows[0]:
-        rows = [r for r in rows if float(r["start_score"]) > 0.5 and float(r["stop_score"]) > 0.5]
+        rows = [r for r in rows if _number(r, "start_score") > 0.5 and _number(r, "stop_score") > 0.5]
     rows = rows[:max_pairs]
     if not rows:
         raise DataError(f"{path}: no Epic-Kitchens actions left (scores above 0.5)")
@@ -188,10 +204,7 @@ def read_epic_kitchens(root: str | Path, *, size: int, max_pairs: int | None = N
     pairs: list[tuple[Path, Path, tuple[int, int, int, int] | None]] = []
     for r in rows:
         frames = path / r["participant_id"] / "rgb_frames" / r["video_id"]
-        try:
-            start, stop = int(r["start_frame"]), int(r["stop_frame"])
-        except ValueError as err:
-            raise DataError(f"{path}: video {r['video_id']}: bad frame number ({err})") from err
+        start, stop = int(_number(r, "start_frame", int)), int(_number(r, "stop_frame", int))
         pairs.append((frames / f"frame_{start:010d}.jpg", frames / f"frame_{stop:010d}.jpg", None))
     verbs = [name(r, "verb", verb_keys) for r in rows]
     nouns = [name(r, "noun", noun_keys) for r in rows]

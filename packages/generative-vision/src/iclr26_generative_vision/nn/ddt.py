@@ -12,15 +12,21 @@ images and built from diffusers' pieces where they exist (``Timesteps``, ``Times
     x   = x_embed(patches);  x = block_i(x, s)  for i >= n_enc   # velocity decoder (adaLN on s per token)
     v   = FinalLayer(x, s) → unpatchify                          # velocity                  [B, C, S, S]
 
-Each block: norm → adaLN modulation (shift/scale/gate for attention and MLP, 6·H from the condition,
-zero-initialised so every block starts as the identity) → attention → gated residual → norm →
-modulation → MLP → gated residual. ``arch="ddt"`` (the default): RMSNorm, qk-RMSNorm, 2-D RoPE, SwiGLU
-with hidden ``int(2·4H/3)``; ``arch="dit"`` (the plain DiT/SiT-style variant one reviewer suggests DUPA
+Each block: norm → adaLN modulation (shift/scale/gate for attention and MLP, 6·H: a plain ``Linear`` of
+the condition, which is already SiLU'd, PyTorch's default init as DDT's ``DDTBlock``) → attention (qkv
+without bias) → gated residual → norm → modulation → MLP → gated residual. Only the final layer's
+modulation and projection are zero-initialised (DDT's ``initialize_weights``), so a fresh model predicts
+zero velocity. ``arch="ddt"`` (the default): RMSNorm, qk-RMSNorm, DDT's 2-D RoPE (:func:`ddt_rope`),
+SwiGLU with hidden ``int(2·4H/3)``; ``arch="dit"`` (the plain DiT/SiT-style variant one reviewer suggests DUPA
 really used): LayerNorm, no qk-norm, absolute 2-D sin-cos positions added to the tokens, GELU(tanh) MLP
 with hidden 4H. Both keep the encoder/decoder split, so encoder sharing and DUPA work on either.
 
 Time ``t`` ∈ [0, 1] is embedded as diffusers' sinusoidal ``Timesteps`` of ``1000·t`` (DDT uses
 ``max_period=10`` on t directly; the two differ only in the frequency range of the features).
+
+The model is a diffusers ``ModelMixin`` + ``ConfigMixin``: ``save_pretrained(dir)`` /
+``DDT.from_pretrained(dir)`` (safetensors + ``config.json``), ``model.config`` holds the constructor's
+arguments.
 
 Shapes: ``sample`` ``[B, C, S, S]``, ``timestep`` ``[B]`` in [0, 1], ``class_labels`` ``[B]`` (label ``K``
 is the null label ∅) → ``(velocity [B, C, S, S], condition s [B, N, H])`` with ``N = (S/p)²`` tokens.
@@ -29,24 +35,20 @@ Pass ``condition=`` to skip the encoder and reuse a cached ``s`` (encoder sharin
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple, cast
+from typing import Literal, NamedTuple, cast
 
 import torch
 import torch.nn.functional as F
+from diffusers.configuration_utils import ConfigMixin, register_to_config
 from diffusers.models.attention import FeedForward
-from diffusers.models.embeddings import (
-    TimestepEmbedding,
-    Timesteps,
-    apply_rotary_emb,
-    get_2d_rotary_pos_embed,
-    get_2d_sincos_pos_embed,
-)
+from diffusers.models.embeddings import TimestepEmbedding, Timesteps, get_2d_sincos_pos_embed
+from diffusers.models.modeling_utils import ModelMixin
 from diffusers.models.normalization import RMSNorm
 from torch import nn
 
-from iclr26_shared.errors import ConfigError
+from iclr26_shared.errors import ConfigError, DataError
 
-__all__ = ["DDT", "DDTBlock", "DDTOutput"]
+__all__ = ["DDT", "DDTBlock", "DDTOutput", "apply_ddt_rope", "ddt_rope"]
 
 Arch = Literal["ddt", "dit"]
 
@@ -65,6 +67,25 @@ class DDTOutput(NamedTuple):
 
 def _modulate(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return x * (1 + scale) + shift
+
+
+def ddt_rope(head_dim: int, height: int, width: int, *, theta: float = 10000.0, scale: float = 16.0) -> torch.Tensor:
+    """DDT's 2-D rotary frequencies (``precompute_freqs_cis_2d``) as complex ``[N, head_dim/2]``, N = h·w.
+
+    Token positions ``x, y ∈ linspace(0, scale, ·)`` (row-major), frequencies
+    ``ω_j = θ^(−4j/head_dim)``, j < head_dim/4; channel pair ``2j`` rotates by ``x·ω_j`` and pair
+    ``2j + 1`` by ``y·ω_j`` (x and y interleaved per frequency).
+    """
+    ys, xs = torch.meshgrid(torch.linspace(0, scale, height), torch.linspace(0, scale, width), indexing="ij")
+    freqs = 1.0 / (theta ** (torch.arange(0, head_dim, 4)[: head_dim // 4].float() / head_dim))
+    angles = torch.stack([torch.outer(xs.reshape(-1), freqs), torch.outer(ys.reshape(-1), freqs)], dim=-1)
+    return torch.polar(torch.ones_like(angles), angles).reshape(height * width, -1)
+
+
+def apply_ddt_rope(x: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
+    """Rotate ``x`` ``[B, heads, N, d]`` by ``freqs`` ``[N, d/2]`` (consecutive channel pairs as complex numbers)."""
+    xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+    return torch.view_as_real(xc * freqs).flatten(-2).type_as(x)
 
 
 class DDTBlock(nn.Module):
@@ -86,16 +107,11 @@ class DDTBlock(nn.Module):
             self.q_norm = nn.Identity()
             self.k_norm = nn.Identity()
             self.mlp = FeedForward(hidden, mult=4, activation_fn="gelu-approximate")
-        self.qkv = nn.Linear(hidden, 3 * hidden, bias=True)
+        self.qkv = nn.Linear(hidden, 3 * hidden, bias=False)
         self.proj = nn.Linear(hidden, hidden)
-        modulation = nn.Linear(hidden, 6 * hidden)
-        nn.init.zeros_(modulation.weight)
-        nn.init.zeros_(modulation.bias)
-        self.adaln = nn.Sequential(nn.SiLU(), modulation)
+        self.adaln = nn.Linear(hidden, 6 * hidden)  # the condition is SiLU'd once, by the caller (as DDT)
 
-    def forward(
-        self, x: torch.Tensor, cond: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None
-    ) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cond: torch.Tensor, rope: torch.Tensor | None) -> torch.Tensor:
         """``x`` ``[B, N, H]``, ``cond`` ``[B, H]`` or ``[B, N, H]`` → ``[B, N, H]``."""
         mod = self.adaln(cond)
         if mod.dim() == 2:
@@ -106,15 +122,14 @@ class DDTBlock(nn.Module):
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each [B, heads, N, H/heads]
         q, k = self.q_norm(q), self.k_norm(k)
         if rope is not None:
-            freqs = cast(Any, rope)  # diffusers annotates (cos, sin) as tuple[Tensor]
-            q, k = cast(torch.Tensor, apply_rotary_emb(q, freqs)), cast(torch.Tensor, apply_rotary_emb(k, freqs))
+            q, k = apply_ddt_rope(q, rope), apply_ddt_rope(k, rope)
         attn = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, h)
         x = x + gate1 * self.proj(attn)
         return x + gate2 * self.mlp(_modulate(self.norm2(x), shift2, scale2))
 
 
-class DDT(nn.Module):
-    """Condition encoder + velocity decoder (see the module docstring).
+class DDT(ModelMixin, ConfigMixin):
+    """Condition encoder + velocity decoder (see the module docstring); a diffusers model.
 
     Args:
         sample_size: Image side ``S``.
@@ -128,6 +143,7 @@ class DDT(nn.Module):
         arch: ``"ddt"`` or ``"dit"`` (see the module docstring).
     """
 
+    @register_to_config
     def __init__(
         self,
         sample_size: int,
@@ -161,21 +177,29 @@ class DDT(nn.Module):
         self.label_embedding = nn.Embedding(num_classes + 1, hidden)
         self.blocks = nn.ModuleList(DDTBlock(hidden, heads, arch) for _ in range(encoder_depth + decoder_depth))
         self.norm_out = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
-        out_mod = nn.Linear(hidden, 2 * hidden)
-        nn.init.zeros_(out_mod.weight)
-        nn.init.zeros_(out_mod.bias)
-        self.out_modulation = nn.Sequential(nn.SiLU(), out_mod)
+        self.out_modulation = nn.Linear(hidden, 2 * hidden)  # on the SiLU'd condition, as DDT's FinalLayer
+        nn.init.zeros_(self.out_modulation.weight)
+        nn.init.zeros_(self.out_modulation.bias)
         self.proj_out = nn.Linear(hidden, patch_dim)
         nn.init.zeros_(self.proj_out.weight)
         nn.init.zeros_(self.proj_out.bias)
+        self._init_like_ddt()
         if arch == "ddt":
-            cos, sin = get_2d_rotary_pos_embed(hidden // heads, ((0, 0), (grid, grid)), (grid, grid))
-            self.register_buffer("rope_cos", cos.float(), persistent=False)
-            self.register_buffer("rope_sin", sin.float(), persistent=False)
+            self.register_buffer("rope", ddt_rope(hidden // heads, grid, grid), persistent=False)
             self.register_buffer("pos", torch.zeros(1, self.num_tokens, hidden), persistent=False)
         else:
             pos = get_2d_sincos_pos_embed(hidden, grid, base_size=grid, interpolation_scale=1.0, output_type="pt")
             self.register_buffer("pos", torch.as_tensor(pos).float()[None], persistent=False)
+
+    def _init_like_ddt(self) -> None:
+        """DDT's ``initialize_weights``: Xavier-uniform embedders with zero bias, N(0, 0.02) label table and
+        time-MLP weights; the final layer's modulation and projection are zero (set above)."""
+        for emb in (self.s_embedder, self.x_embedder):
+            nn.init.xavier_uniform_(emb.weight)
+            nn.init.zeros_(emb.bias)
+        nn.init.normal_(self.label_embedding.weight, std=0.02)
+        nn.init.normal_(self.time_embedding.linear_1.weight, std=0.02)
+        nn.init.normal_(self.time_embedding.linear_2.weight, std=0.02)
 
     @property
     def null_label(self) -> int:
@@ -187,13 +211,17 @@ class DDT(nn.Module):
         """``n_enc + n_dec``."""
         return self.encoder_depth + self.decoder_depth
 
-    def _rope(self) -> tuple[torch.Tensor, torch.Tensor] | None:
-        if self.arch != "ddt":
-            return None
-        return cast(torch.Tensor, self.rope_cos), cast(torch.Tensor, self.rope_sin)
+    def _rope(self) -> torch.Tensor | None:
+        return cast(torch.Tensor, self.rope) if self.arch == "ddt" else None
 
     def patchify(self, x: torch.Tensor) -> torch.Tensor:
-        """``[B, C, S, S]`` → ``[B, N, C·p²]`` (``F.unfold`` order, as DDT)."""
+        """``[B, C, S, S]`` → ``[B, N, C·p²]`` (``F.unfold`` order, as DDT); other shapes: one-line DataError."""
+        s = self.sample_size
+        if x.dim() != 4 or tuple(x.shape[1:]) != (self.in_channels, s, s):
+            raise DataError(
+                f"DDT: sample must be [B, {self.in_channels}, {s}, {s}] (in_channels, sample_size × sample_size), "
+                f"got {list(x.shape)}"
+            )
         return F.unfold(x, kernel_size=self.patch_size, stride=self.patch_size).transpose(1, 2)
 
     def unpatchify(self, tokens: torch.Tensor) -> torch.Tensor:

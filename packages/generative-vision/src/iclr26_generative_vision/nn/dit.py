@@ -15,8 +15,10 @@ from __future__ import annotations
 from typing import cast
 
 import torch
+from diffusers.configuration_utils import ConfigMixin, register_to_config
 from diffusers.models.attention import BasicTransformerBlock
 from diffusers.models.embeddings import PatchEmbed, TimestepEmbedding, Timesteps
+from diffusers.models.modeling_utils import ModelMixin
 from torch import nn
 
 from iclr26_shared.errors import ConfigError
@@ -24,8 +26,9 @@ from iclr26_shared.errors import ConfigError
 __all__ = ["ClassConditionalDiT"]
 
 
-class ClassConditionalDiT(nn.Module):
-    """Class-conditional diffusion transformer (ε-prediction by default).
+class ClassConditionalDiT(ModelMixin, ConfigMixin):
+    """Class-conditional diffusion transformer (ε-prediction by default); a diffusers model
+    (``save_pretrained`` / ``ClassConditionalDiT.from_pretrained``, ``config``).
 
     Args:
         sample_size: Image side ``S`` (square images).
@@ -37,6 +40,7 @@ class ClassConditionalDiT(nn.Module):
         heads: Attention heads.
     """
 
+    @register_to_config
     def __init__(
         self,
         sample_size: int,

@@ -9,7 +9,9 @@ layer-skip machinery, so S²/SLG/AutoGuidance can drop any of them (a dropped bl
 from __future__ import annotations
 
 import torch
+from diffusers.configuration_utils import ConfigMixin, register_to_config
 from diffusers.models.embeddings import TimestepEmbedding, Timesteps
+from diffusers.models.modeling_utils import ModelMixin
 from torch import nn
 
 from iclr26_generative_vision.guidance.blocks import register_skippable_block
@@ -33,8 +35,9 @@ class ResidualMLPBlock(nn.Module):
         return hidden_states + self.fc2(nn.functional.silu(self.fc1(h)))
 
 
-class ResidualMLPDenoiser(nn.Module):
-    """Class-conditional ε-prediction MLP for low-dimensional data.
+class ResidualMLPDenoiser(ModelMixin, ConfigMixin):
+    """Class-conditional ε-prediction MLP for low-dimensional data; a diffusers model (``save_pretrained`` /
+    ``ResidualMLPDenoiser.from_pretrained``).
 
     Args:
         dim: Data dimension ``D``.
@@ -43,6 +46,7 @@ class ResidualMLPDenoiser(nn.Module):
         depth: Number of residual blocks.
     """
 
+    @register_to_config
     def __init__(self, dim: int, num_classes: int, hidden: int = 128, depth: int = 6) -> None:
         super().__init__()
         self.dim, self.num_classes = dim, num_classes

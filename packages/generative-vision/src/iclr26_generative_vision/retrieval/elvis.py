@@ -25,20 +25,25 @@ tests or below (``naive_log_sinkhorn`` runs the probability-domain Sinkhorn on o
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+from pathlib import Path
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
 from torch import Tensor, nn
 
 from iclr26_shared.errors import DataError
 
 __all__ = [
     "ELViS",
+    "OFFICIAL_RENAMES",
     "Dustbin",
     "chamfer_ot_similarity",
     "chamfer_similarity",
     "check_pair_batch",
+    "load_official_elvis",
     "log_sinkhorn",
     "naive_log_sinkhorn",
     "ot_similarity",
@@ -187,8 +192,11 @@ def chamfer_ot_similarity(
     return rows.sum(1) + cols.sum(1)
 
 
-class ELViS(nn.Module):
+class ELViS(nn.Module, PyTorchModelHubMixin):
     """ELViS (paper §3): projection, OT with dustbins, votes through ``f``, training head ``g``.
+
+    Saves and loads through ``huggingface_hub.PyTorchModelHubMixin`` (``save_pretrained`` /
+    ``ELViS.from_pretrained``; the constructor's arguments are its ``config.json``).
 
     Args:
         in_dim: D, the local descriptors' width (SIFT 128, DINOv2 ViT-B 768).
@@ -284,3 +292,55 @@ class ELViS(nn.Module):
 def rerank_score(global_sim: Tensor, s: Tensor, *, lam: float = 0.5, tau: float = 0.5) -> Tensor:
     """``λ·global + (1 − λ)·σ(τ·s)`` (paper step 6)."""
     return lam * global_sim + (1 - lam) * torch.sigmoid(tau * s)
+
+
+#: The official ``elvis/models/elvis.py`` (``Elvis``, ``binarized=False``) names → ours (prefix renames).
+OFFICIAL_RENAMES: tuple[tuple[str, str], ...] = (
+    ("remap_local.", "proj."),
+    ("dust_bin_mlp.", "h."),
+    ("dust_bin", "omega"),
+)
+
+
+def load_official_elvis(path: str | os.PathLike[str], **kwargs: Any) -> ELViS:
+    """An :class:`ELViS` with the official torch.hub weights read from a **local** file (nothing is
+    downloaded), e.g. ``dinov2_elvis_gld.pt`` fetched by hand from the authors' release.
+
+    The official checkpoint is ``{"state": state_dict}`` (or the state dict itself) with the names of
+    pavelsuma/ELViS: ``remap_local.{0,1}.*`` (projection and LayerNorm) → ``proj.*``, ``dust_bin_mlp.*`` →
+    ``h.*``, ``dust_bin`` → ``omega``; ``f.*`` and ``g.*`` are named alike. The widths (D, d, f's and g's
+    hidden sizes) are read off the weights; ``kwargs`` go to :class:`ELViS` (``iters``, ``reg``, ...).
+
+    Raises:
+        DataError: the file is missing, not a torch checkpoint, or not an ELViS state dict (one line).
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise DataError(f"{file}: official ELViS weights file not found (download it by hand; nothing is fetched)")
+    try:
+        obj = torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - any unreadable file is the user's input
+        raise DataError(f"{file}: not a torch checkpoint ({err})") from None
+    state = obj.get("state", obj) if isinstance(obj, dict) else None
+    if not isinstance(state, dict) or "remap_local.0.weight" not in state:
+        raise DataError(f"{file}: not an official ELViS checkpoint (no 'remap_local.0.weight' in its state dict)")
+    renamed: dict[str, Tensor] = {}
+    for key, value in state.items():
+        for old, new in OFFICIAL_RENAMES:
+            if key.startswith(old):
+                key = new + key[len(old) :]
+                break
+        renamed[key] = value
+    dim, in_dim = renamed["proj.0.weight"].shape
+    model = ELViS(
+        int(in_dim),
+        dim=int(dim),
+        f_hidden=int(renamed["f.0.weight"].shape[0]),
+        g_hidden=int(renamed["g.0.weight"].shape[0]),
+        **kwargs,
+    )
+    try:
+        model.load_state_dict(renamed)
+    except RuntimeError as err:
+        raise DataError(f"{file}: the ELViS weights do not fit ({str(err).splitlines()[0]})") from None
+    return model.eval()

@@ -1,46 +1,92 @@
-"""Retrieval metrics and shortlist re-ranking (numpy).
+"""Retrieval metrics and shortlist re-ranking (numpy), as the revisited ROxford/RParis protocol defines them.
 
-``average_precision`` is the revisited-protocol AP (Radenović et al., 2018): junk items are removed from
-the ranking before scoring, and ``k`` truncates it (mAP@k, the paper's ``map_k``; ``k = 0``: full list).
+``average_precision`` is the official revisited-protocol AP (Radenović et al., 2018; ``compute_map`` of
+``revisitop``, used by ELViS's ``elvis/utils/revisited.py``): the ranking is cut at ``k`` (the paper's
+``map_k``; ``k = 0``: the full list), junk items are removed, and the AP is the **trapezoidal** area under
+the precision-recall steps::
+
+    AP = Σ_j (1 / n) · ½ (P₀_j + P₁_j),   P₀_j = j / r_j (1 when r_j = 0),   P₁_j = (j + 1) / (r_j + 1)
+
+over the positives j = 0, 1, … at zero-based junk-free ranks r_j, with ``n = min(#positives, len(cut
+ranking))``. ``ap="rectangular"`` is the second, named metric (``compute_rectangular_ap``: the sum of
+precision at each hit over n). :func:`junk_last` is the official ``rerank()``'s first step: junk (for
+Hard, the easy positives too) moves behind every other item before the top k are taken.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
-__all__ = ["average_precision", "global_ranking", "mean_average_precision", "rerank_order"]
+__all__ = [
+    "APKind",
+    "average_precision",
+    "global_ranking",
+    "junk_last",
+    "mean_average_precision",
+    "rerank_order",
+]
+
+APKind = Literal["trapezoidal", "rectangular"]
 
 
-def average_precision(order: np.ndarray, positive: np.ndarray, junk: np.ndarray | None = None, k: int = 0) -> float:
+def average_precision(
+    order: np.ndarray,
+    positive: np.ndarray,
+    junk: np.ndarray | None = None,
+    k: int = 0,
+    *,
+    ap: APKind = "trapezoidal",
+) -> float:
     """AP of one ranked list: ``order [n]`` database indices best first, ``positive``/``junk`` ``bool [n_db]``.
 
-    ``AP@k = (1 / min(P, k)) Σ_{r ≤ k} precision@r · rel_r`` with ``P`` the number of positives; NaN when
-    the query has no positive.
+    The list is cut at ``k`` first (``k = 0``: no cut), junk is removed, and ``n = min(P, len(cut list))``
+    with P the number of (non-junk) positives; NaN when the query has no positive.
     """
-    keep = order if junk is None else order[~junk[order]]
-    rel = positive[keep].astype(np.float64)
+    cut = order[:k] if k else order
     num_pos = int(positive.sum() if junk is None else (positive & ~junk).sum())
     if num_pos == 0:
         return float("nan")
-    if k:
-        rel = rel[:k]
-        num_pos = min(num_pos, k)
-    hits = np.cumsum(rel)
-    precision = hits / np.arange(1, len(rel) + 1)
-    return float((precision * rel).sum() / num_pos)
+    n = min(num_pos, len(cut))
+    keep = cut if junk is None else cut[~junk[cut]]
+    ranks = np.flatnonzero(positive[keep])  # zero-based junk-free ranks of the positives
+    if ap == "rectangular":
+        return float(((np.arange(len(ranks)) + 1) / (ranks + 1)).sum() / n)
+    j = np.arange(len(ranks), dtype=np.float64)
+    p0 = np.where(ranks == 0, 1.0, j / np.maximum(ranks, 1))
+    p1 = (j + 1) / (ranks + 1)
+    return float(((p0 + p1) / 2).sum() / n)
 
 
 def mean_average_precision(
-    orders: np.ndarray, positive: np.ndarray, junk: np.ndarray | None = None, k: int = 0
+    orders: np.ndarray,
+    positive: np.ndarray,
+    junk: np.ndarray | None = None,
+    k: int = 0,
+    *,
+    ap: APKind = "trapezoidal",
 ) -> float:
     """Mean AP over queries (``orders [Q, n]``, ``positive``/``junk`` ``bool [Q, n_db]``), NaN-queries skipped."""
-    aps = [average_precision(orders[i], positive[i], None if junk is None else junk[i], k) for i in range(len(orders))]
+    aps = [
+        average_precision(orders[i], positive[i], None if junk is None else junk[i], k, ap=ap)
+        for i in range(len(orders))
+    ]
     return float(np.nanmean(aps)) if not all(np.isnan(aps)) else float("nan")
 
 
 def global_ranking(global_sim: np.ndarray) -> np.ndarray:
     """The global ranking ``[Q, n_db]`` (best first; ties by database index); its first k are the shortlist."""
     return np.argsort(-global_sim, axis=1, kind="stable")
+
+
+def junk_last(order: np.ndarray, junk: np.ndarray | None) -> np.ndarray:
+    """Each ranking ``order [Q, n]`` with its query's junk items (``junk`` ``bool [Q, n_db]``) moved behind
+    the others, both groups keeping their order (the official ``rerank()``: the shortlist holds no junk)."""
+    if junk is None:
+        return order
+    is_junk = np.take_along_axis(junk, order, axis=1)
+    return np.take_along_axis(order, np.argsort(is_junk, axis=1, kind="stable"), axis=1)
 
 
 def rerank_order(global_order: np.ndarray, new_scores: np.ndarray, k: int) -> np.ndarray:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Literal
 
 import torch
+from huggingface_hub import PyTorchModelHubMixin
 from torch import Tensor, nn
 
 from iclr26_generative_vision.retrieval.elvis import check_pair_batch
@@ -28,8 +29,9 @@ __all__ = ["RRTInit", "RerankingTransformer"]
 RRTInit = Literal["bert", "torch"]
 
 
-class RerankingTransformer(nn.Module):
-    """RRT-style pair classifier: ``logit = head(Transformer([CLS, g_q, q, SEP, g_x, x])[CLS])`` ``[B]``."""
+class RerankingTransformer(nn.Module, PyTorchModelHubMixin):
+    """RRT-style pair classifier: ``logit = head(Transformer([CLS, g_q, q, SEP, g_x, x])[CLS])`` ``[B]``; saves
+    and loads through ``huggingface_hub.PyTorchModelHubMixin``."""
 
     def __init__(
         self, in_dim: int, *, dim: int = 128, layers: int = 2, heads: int = 4, ffn: int = 256, init: RRTInit = "bert"

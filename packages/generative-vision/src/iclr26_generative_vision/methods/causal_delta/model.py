@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
 from torch import Tensor, nn
 
 from iclr26_generative_vision.data.causal_triplet import MUJOCO_VOCAB, Vocabulary
@@ -31,29 +32,82 @@ def _verb_blocks(vocab: Vocabulary) -> list[int]:
     return verb_blocks(len(vocab.verbs), vocab.antonym_ids())
 
 
-__all__ = ["build_model", "evaluate", "loss_terms", "loss_weights", "to_tensor", "train_variant"]
+__all__ = [
+    "MODEL_FIELDS",
+    "CausalTripletNet",
+    "build_model",
+    "evaluate",
+    "loss_terms",
+    "loss_weights",
+    "to_tensor",
+    "train_variant",
+]
 
 
-def _backbone(cfg: CausalDeltaConfig) -> nn.Module:
-    if cfg.backbone == "resnet18":
-        return resnet18_backbone(cfg.backbone_weights)
-    return SmallCNN(cfg.cnn_channels, coords=cfg.coord_channels)
+#: The config fields that shape a model (what :class:`CausalTripletNet` stores in its ``config.json``).
+MODEL_FIELDS = (
+    "backbone",
+    "cnn_channels",
+    "coord_channels",
+    "proj_dim",
+    "proj_hidden",
+    "classifier",
+    "top_k",
+    "respair_dim",
+)
 
 
-def build_model(cfg: CausalDeltaConfig, variant: str, vocab: Vocabulary = MUJOCO_VOCAB) -> nn.Module:
+def _backbone(arch: dict[str, Any], weights: str = "") -> nn.Module:
+    if arch["backbone"] == "resnet18":
+        return resnet18_backbone(weights)
+    return SmallCNN(tuple(arch["cnn_channels"]), coords=bool(arch["coord_channels"]))
+
+
+class CausalTripletNet(nn.Module, PyTorchModelHubMixin):
+    """A ``causal-delta`` model of one variant, built from JSON values so that it saves and loads through
+    ``huggingface_hub.PyTorchModelHubMixin`` (``save_pretrained`` / ``CausalTripletNet.from_pretrained``).
+
+    ``forward(x, x̃)`` is the wrapped network's: CDE (:class:`CausalDeltaModel`, δ = φ(x̃) − φ(x)) or a
+    Causal Triplet pair baseline (:class:`PairBaseline`), a dict with ``logits`` ``[B, V]`` and ``delta``.
+
+    Args:
+        variant: ``cde``, ``cde-patch``, a CDE ablation, ``vanilla``, ``sms``, ``icm`` or ``pair-concat``.
+        num_verbs: V, the action classes.
+        num_nouns: The object classes (the ICM critic's output).
+        arch: The config's :data:`MODEL_FIELDS` (backbone, widths, head, Top-K).
+        backbone_weights: Local ResNet-18 state dict for the initial backbone (not stored: a saved model's
+            weights are in its safetensors file).
+    """
+
+    def __init__(
+        self, variant: str, num_verbs: int, num_nouns: int, arch: dict[str, Any], backbone_weights: str = ""
+    ) -> None:
+        super().__init__()
+        self.variant = variant
+        if variant in ("vanilla", "sms", "icm", "pair-concat"):
+            self.net: nn.Module = PairBaseline(
+                _backbone(arch, backbone_weights),
+                num_verbs,
+                head="concat" if variant == "pair-concat" else "respair",
+                proj_dim=int(arch["respair_dim"]),
+                critic_classes=num_nouns if variant == "icm" else 0,
+            )
+        else:
+            mode = "patch" if variant == "cde-patch" else "global"
+            encoder = CausalDeltaEncoder(
+                _backbone(arch, backbone_weights), int(arch["proj_dim"]), int(arch["proj_hidden"]), mode
+            )
+            self.net = CausalDeltaModel(encoder, num_verbs, classifier=arch["classifier"], top_k=int(arch["top_k"]))
+
+    def forward(self, x: Tensor, x_after: Tensor) -> dict[str, Tensor]:
+        """The wrapped network's outputs for the pairs ``(x, x̃)`` ``[B, 3, S, S]`` each."""
+        return self.net(x, x_after)
+
+
+def build_model(cfg: CausalDeltaConfig, variant: str, vocab: Vocabulary = MUJOCO_VOCAB) -> CausalTripletNet:
     """A fresh model of ``variant`` (call under ``torch.manual_seed`` for the same initialisation)."""
-    v = len(vocab.verbs)
-    if variant in ("vanilla", "sms", "icm", "pair-concat"):
-        return PairBaseline(
-            _backbone(cfg),
-            v,
-            head="concat" if variant == "pair-concat" else "respair",
-            proj_dim=cfg.respair_dim,
-            critic_classes=len(vocab.nouns) if variant == "icm" else 0,
-        )
-    mode = "patch" if variant == "cde-patch" else "global"
-    encoder = CausalDeltaEncoder(_backbone(cfg), cfg.proj_dim, cfg.proj_hidden, mode)
-    return CausalDeltaModel(encoder, v, classifier=cfg.classifier, top_k=cfg.top_k)
+    arch = {f: list(v) if isinstance(v := getattr(cfg, f), tuple) else v for f in MODEL_FIELDS}
+    return CausalTripletNet(variant, len(vocab.verbs), len(vocab.nouns), arch, cfg.backbone_weights)
 
 
 def loss_weights(cfg: CausalDeltaConfig, variant: str) -> tuple[float, float]:

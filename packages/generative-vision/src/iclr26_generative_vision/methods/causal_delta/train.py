@@ -24,12 +24,19 @@ from iclr26_generative_vision.data.causal_triplet import (
     Vocabulary,
     load_or_render,
     make_split,
+    render_pairs,
 )
 from iclr26_generative_vision.methods.causal_delta.config import CausalDeltaConfig
-from iclr26_generative_vision.methods.causal_delta.model import build_model, evaluate, train_variant
+from iclr26_generative_vision.methods.causal_delta.model import (
+    build_model,
+    evaluate,
+    loss_terms,
+    to_tensor,
+    train_variant,
+)
 from iclr26_shared.runs import RunDir
 
-__all__ = ["action_cosines", "load_pool", "run"]
+__all__ = ["action_cosines", "dry_run", "load_pool", "run"]
 
 
 def load_pool(cfg: CausalDeltaConfig, run_dir: RunDir) -> tuple[CausalTripletSet, bool]:
@@ -193,6 +200,9 @@ def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
                 losses[key] = {"first": ls[0], "last": ls[-1], "steps": len(ls)}
                 done[key] = {"state": model.state_dict(), **losses[key]}
                 run_dir.save_checkpoint(i + 1, done)
+            run_dir.save_model(
+                f"{k}-{variant}", model.eval(), extra={"split": k, "variant": variant, "verbs": list(vocab.verbs)}
+            )
             pred_iid, _ = evaluate(model, data.images[s.iid_test], device=device)
             pred_ood, _ = evaluate(model, data.images[s.ood_test], device=device)
             iid = _accuracy(pred_iid, data.verbs[s.iid_test])
@@ -241,3 +251,27 @@ def _plots(results: dict[str, Any], data: CausalTripletSet, splits: dict[str, Sp
         ax.set_title("CDE: cosine of mean δ per action")
         fig.colorbar(im, ax=ax)
         save_figure(fig, run_dir.figure_path("delta_cosines"))
+
+
+def dry_run(cfg: CausalDeltaConfig, device: torch.device) -> dict[str, Any]:
+    """Every variant at the preset's real sizes on four rendered pairs of the preset's image size (MuJoCo;
+    the opt-in real data sets are not read): one AdamW step of the variant's loss on two pairs, then its
+    action predictions on the other two; ``{"parameters", "train_loss", "eval_accuracy"}`` summed /
+    averaged over the variants."""
+    images, verbs, nouns = render_pairs(4, size=cfg.image_size, seed=0, max_distractors=cfg.max_distractors)
+    v, o = torch.from_numpy(verbs[:2]).to(device), torch.from_numpy(nouns[:2]).to(device)
+    params, train_loss, correct = 0, 0.0, 0.0
+    for variant in cfg.variants:
+        torch.manual_seed(0)
+        model = build_model(cfg, variant).to(device).train()
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        x0, x1 = to_tensor(images[:2], device)
+        terms = loss_terms(cfg, variant, model(x0, x1), v, o)
+        opt.zero_grad(set_to_none=True)
+        terms["loss"].backward()
+        opt.step()
+        pred, _ = evaluate(model, images[2:], device=device, batch_size=2)
+        correct += float((pred == verbs[2:]).mean())
+        params += sum(p.numel() for p in model.parameters() if p.requires_grad)
+        train_loss += float(terms["loss"].detach())
+    return {"parameters": params, "train_loss": train_loss, "eval_accuracy": correct / len(cfg.variants)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -32,7 +33,8 @@ class DUPAConfig:
     dupa_weight: PosFloat = 0.5
     """λ of L = L_velocity + λ L_DUPA (paper: 0.5; insensitive in [0.25, 1])."""
     align_layer: NonNegInt = 0
-    """Block (1-based) whose tokens are aligned; 0 = the encoder output z_t (paper: layer 8 = its encoder)."""
+    """Block (1-based) whose tokens are aligned; 0 = DDT's REPA proportion, block ⌈8·n_enc/22⌉ of the encoder
+    (DDT-XL's align_layer 8 of 22 encoder blocks: an intermediate block, not the encoder output)."""
     resample: Literal["both", "time", "noise"] = "both"
     """What each path draws afresh: both t and ε (paper), only t, or only ε (ablation)."""
     stop_grad: bool = False
@@ -142,8 +144,8 @@ class DUPAConfig:
 
     @property
     def aligned_layer(self) -> int:
-        """The 1-based block whose output is aligned (``align_layer``, or the encoder's last block)."""
-        return self.align_layer or self.encoder_depth
+        """The 1-based block whose output is aligned (``align_layer``, or DDT's ⌈8·n_enc/22⌉)."""
+        return self.align_layer or max(1, math.ceil(8 * self.encoder_depth / 22))
 
     def paths(self, variant: str) -> int:
         """K of a variant (1 for the baselines)."""

@@ -44,7 +44,7 @@ from iclr26_shared.images import ImageTensors
 from iclr26_shared.runs import RunDir
 from iclr26_shared.seeding import get_rng_state, set_rng_state
 
-__all__ = ["path_cosines", "run", "shard_paths", "train_variants"]
+__all__ = ["dry_run", "other_class_partners", "path_cosines", "run", "shard_paths", "train_variants"]
 
 
 def _quiet_diffusers() -> None:
@@ -210,18 +210,39 @@ def train_variants(
     return emas, curves, objectives
 
 
+def other_class_partners(labels: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """For each image i, a random image j of *another* class (a shuffled order, the first j in it with
+    ``labels[j] != labels[i]``); ``[B]`` indices. Raises ValueError when every image has one class."""
+    y = labels.cpu()
+    if bool((y == y[0]).all()):
+        raise ValueError("other-class pairs need at least two classes among the held-out images")
+    order = torch.randperm(y.shape[0], generator=generator)
+    return torch.tensor([int(next(j for j in order if y[j] != y[i])) for i in range(y.shape[0])])
+
+
+def _cosine_rows(feats: torch.Tensor, partners: torch.Tensor) -> tuple[float, float]:
+    a, b = torch.nn.functional.normalize(feats[0], dim=-1), torch.nn.functional.normalize(feats[1], dim=-1)
+    return float((a * b).sum(-1).mean()), float((a * b[partners.to(b.device)]).sum(-1).mean())
+
+
 @torch.no_grad()
 def path_cosines(
     objective: DUPAObjective, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator, *, num_paths: int = 2
 ) -> dict[str, float]:
-    """On clean images ``x`` ``[B, C, S, S]``: the mean token cosine of the aligned layer's tokens (and of
-    their projections, when the objective has a projector) between two paths of the *same* image
-    (``same_*``) and between path 1 of one image and path 2 of *another* image (``other_*``, a rolled
-    batch). Collapse (a constant output) gives ``same ≈ other ≈ 1``."""
+    """The collapse metric on clean images ``x`` ``[B, C, S, S]`` (labels ``y``, at least two classes).
+
+    For the aligned layer's tokens ``h`` ``[2, B, N, H]`` of two noisy paths of every image (and their
+    projections, when the objective has a projector), **centred**: ``h − mean over paths and images`` per
+    token position, so a shared offset (every image mapped near one direction) does not count as
+    alignment. Then the mean token cosine between the two paths of the *same* image (``same_*``) and
+    between path 1 of image i and path 2 of a random image of *another class* (``other_*``, shuffled
+    pairs from :func:`other_class_partners`); ``gap_* = same_* − other_*`` (0: collapsed, nothing
+    image-specific left). The uncentred cosines are kept as ``*_uncentred`` for comparison."""
     model = objective.model
     was = objective.training
     objective.eval()
     paths = draw_paths(x, y, num_paths, generator)
+    partners = other_class_partners(y, generator)
     out = model(paths.x_t, paths.t, paths.labels, align_layer=objective.align_layer)
     assert out.hidden is not None
     h = out.hidden.reshape(num_paths, x.shape[0], *out.hidden.shape[1:])
@@ -230,9 +251,10 @@ def path_cosines(
     if objective.projector is not None:
         kinds.append(("projected", objective.projector(h)))
     for name, feats in kinds:
-        a, b = torch.nn.functional.normalize(feats[0], dim=-1), torch.nn.functional.normalize(feats[1], dim=-1)
-        res[f"same_{name}"] = float((a * b).sum(-1).mean())
-        res[f"other_{name}"] = float((a * b.roll(1, dims=0)).sum(-1).mean())
+        res[f"same_{name}_uncentred"], res[f"other_{name}_uncentred"] = _cosine_rows(feats, partners)
+        centred = feats - feats.mean(dim=(0, 1), keepdim=True)
+        res[f"same_{name}"], res[f"other_{name}"] = _cosine_rows(centred, partners)
+        res[f"gap_{name}"] = res[f"same_{name}"] - res[f"other_{name}"]
     objective.train(was)
     return res
 
@@ -328,6 +350,10 @@ def run(cfg: DUPAConfig, run_dir: RunDir) -> dict[str, Any]:
             }
         final[v] = row
     results["final"] = final
+    for v, ema in emas.items():  # the EMA weights that were sampled and scored
+        # as a loaded model's: CPU kernels round differently (1 ulp) when the weights do not require grad
+        ema.requires_grad_(True)
+        run_dir.save_model(v, ema, extra={"weights": "ema", "dataset": data.name})
     # claim 2: steps DUPA needs to reach the baseline's final score (on the same curve evaluation)
     base_final = curves["ddt"][-1]["fd"]
     reach = _steps_to_reach(curves["dupa"], base_final)
@@ -357,3 +383,31 @@ def run(cfg: DUPAConfig, run_dir: RunDir) -> dict[str, Any]:
     if not all(math.isfinite(r["fd"]) for r in final.values()):
         logging.getLogger(__name__).warning("dupa: a variant's FD is not finite (diverged training?)")
     return results
+
+
+def dry_run(cfg: DUPAConfig, device: torch.device) -> dict[str, Any]:
+    """The DUPA variant at the preset's real sizes (DDT + projector, AdamW) on two of the preset's images:
+    one training step of ``L_velocity + λ L_DUPA`` over K paths, then one evaluation (the velocity loss
+    of fresh paths and a 2-step Euler sample with CFG); ``{"parameters", "train_loss", "eval_loss"}``."""
+    _quiet_diffusers()
+    data = load_images(cfg, 0)
+    torch.manual_seed(0)
+    objective = build_objective(cfg, "dupa", build_ddt(cfg, data)).to(device)
+    opt = torch.optim.AdamW(objective.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=0.0)
+    x, y = data.x_train[:2].to(device), data.y_train[:2].to(device)
+    gen = torch.Generator().manual_seed(0)
+    paths = draw_paths(x, y, cfg.num_paths, gen, resample=cfg.resample, time_sampling=cfg.time_sampling)
+    loss, _, _ = objective(paths)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    objective.eval()
+    with torch.no_grad():
+        _, eval_loss, _ = objective(draw_paths(x, y, cfg.num_paths, gen, time_sampling=cfg.time_sampling))
+        noise = torch.randn(x.shape, generator=gen).to(device)
+        euler_sample(objective.model, noise, y, num_steps=2, guidance_scale=cfg.cfg_guidance_scale)
+    return {
+        "parameters": sum(p.numel() for p in objective.parameters() if p.requires_grad),
+        "train_loss": float(loss.detach()),
+        "eval_loss": float(eval_loss),
+    }

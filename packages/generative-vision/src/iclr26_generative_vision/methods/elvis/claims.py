@@ -4,13 +4,19 @@
   held-out domains ELViS re-ranking beats the transformer re-ranker trained on the same domain (claim 1),
   the zero-parameter Chamfer+OT and the global shortlist;
 * ablation (avg mAP 53.9 → 30.4 without dustbin): the dustbin ablation hurts (claim 2);
-* cost (ELViS 96K parameters, 101 µs per pair; RRT 2232K, 656 µs): ELViS needs far fewer parameters
-  (at most ``MAX_PARAM_RATIO`` of the transformer's) and less time per pair (a wall-time claim) (claim 3);
+* cost (ELViS 96K parameters, 101 µs per pair; RRT 2232K, 656 µs): ELViS takes less time per pair (a
+  wall-time claim); the parameter ratio is a design property, reported as a diagnostic (:func:`diagnostics`);
 * controlled check (a large, known effect: two views of one window share many SIFT matches): on held-out
   pairs of the training domain's shortlists, ELViS's score separates positives from negatives with a
   pair AUC above ``control_auc`` (chance 0.5).
 
-Chance levels: mAP of a random ranking (≈ positives / database size); AUC 0.5.
+ELViS is judged with the paper's re-ranking score σ(τ·s) (row ``elvis-sigmoid-s`` when the run's
+``inference_score`` is the calibrated σ(g(s)), which is then reported beside it as ``elvis``).
+
+Chance levels: mAP of a random ranking (≈ positives / database size); AUC 0.5. For the transformer
+comparison the trivial answer is *no re-ranking*: the transformer must beat the global shortlist before a
+win over it counts (``chance`` = the global shortlist's OOD mAP: at or below it, inconclusive). mAP is the
+official revisited protocol's (trapezoidal AP; junk moved behind each split's shortlist).
 """
 
 from __future__ import annotations
@@ -21,11 +27,14 @@ from typing import Any
 
 from iclr26_generative_vision.methods._format import fmt
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
-__all__ = ["MAX_PARAM_RATIO", "claims", "report"]
+__all__ = ["MAP_MARGIN", "PAPER_ROW", "claims", "diagnostics", "report"]
 
-#: "Far fewer parameters": ELViS's at most a quarter of the transformer re-ranker's (paper: 96K vs 2232K).
-MAX_PARAM_RATIO = 0.25
+#: The row of the paper's score σ(τ·s), present when the run re-ranked with σ(g(s)).
+PAPER_ROW = "elvis-sigmoid-s"
+#: mAP gap that counts as a win (a query set of ~10-40 queries moves mAP by ~0.01 per query swap).
+MAP_MARGIN = 0.01
 
 #: OOD comparisons, in order: (claim, metric, baseline scorer, paper).
 _OOD_CLAIMS: tuple[tuple[str, str, str, str], ...] = (
@@ -55,18 +64,27 @@ def _summary(results: Mapping[str, Any], scorer: str, split: str) -> float:
     return float(row[split]) if row else math.nan
 
 
+def _ours(results: Mapping[str, Any]) -> str:
+    return PAPER_ROW if PAPER_ROW in results.get("summary", {}) else "elvis"
+
+
 def claims(results: Mapping[str, Any]) -> list[Claim]:
     """The claims that ``results`` can measure (a variant that was not trained gives no row)."""
     chance = results.get("chance_map", {})
     summary = results.get("summary", {})
+    ours = _ours(results)
+    if ours not in summary:
+        return []
     out = [
         Claim(
             claim=text,
-            metric=metric,
-            ours=_summary(results, "elvis", "ood"),
+            metric=f"{metric} (σ(τ·s))" if ours == PAPER_ROW else metric,
+            ours=_summary(results, ours, "ood"),
             baseline=_summary(results, base, "ood"),
             better="higher",
-            chance=chance.get("ood"),
+            margin=MAP_MARGIN,
+            # the transformer must beat no re-ranking before a win over it counts
+            chance=_summary(results, "global", "ood") if base == "rrt" and "global" in summary else chance.get("ood"),
             paper=paper,
         )
         for text, metric, base, paper in _OOD_CLAIMS
@@ -77,24 +95,17 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
             Claim(
                 claim="Removing the dustbins from the optimal transport hurts ELViS (the largest ablation drop)",
                 metric="avg mAP@k over all domains, ELViS vs ELViS without dustbin",
-                ours=_summary(results, "elvis", "avg"),
+                ours=_summary(results, ours, "avg"),
                 baseline=_summary(results, "elvis-no-dustbin", "avg"),
                 better="higher",
+                margin=MAP_MARGIN,
                 chance=chance.get("avg"),
                 paper="avg 53.9 vs 30.4 (−23.5)",
             )
         )
     cost = results.get("cost", {})
     if "elvis" in cost and "rrt" in cost:
-        out += [
-            Claim(
-                claim="ELViS needs far fewer parameters than the transformer re-ranker",
-                metric="inference parameters, ELViS / transformer re-ranker",
-                ours=float(cost["elvis"]["params"]) / float(cost["rrt"]["params"]),
-                threshold=MAX_PARAM_RATIO,
-                better="lower",
-                paper="96K vs 2232K (RRT)",
-            ),
+        out.append(
             Claim(
                 claim="ELViS costs less time per pair than the transformer re-ranker",
                 metric="µs per pair, ELViS / transformer re-ranker",
@@ -103,15 +114,15 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 better="lower",
                 paper="101 vs 656 µs per pair (RRT)",
                 timing=True,
-            ),
-        ]
+            )
+        )
     auc = results.get("pair_auc", {}).get(results.get("train_domain", ""), {})
-    if "elvis" in auc:
+    if ours in auc:
         out.append(
             Claim(
                 claim="Controlled check: ELViS's score separates same-window from other-window pairs in-domain",
                 metric="pair AUC on the in-domain test shortlists (held-out photographs)",
-                ours=float(auc["elvis"]),
+                ours=float(auc[ours]),
                 threshold=float(results.get("control_auc", 0.8)),
                 better="higher",
                 chance=0.5,
@@ -121,55 +132,92 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
+def diagnostics(results: Mapping[str, Any]) -> dict[str, Any]:
+    """Reported, not judged: inference parameters of ELViS over the transformer's (a design property)."""
+    cost = results.get("cost", {})
+    if "elvis" in cost and "rrt" in cost and cost["rrt"]["params"]:
+        return {"param_ratio_elvis_over_rrt": float(cost["elvis"]["params"]) / float(cost["rrt"]["params"])}
+    return {}
+
+
 def report(results: Mapping[str, Any]) -> str:
     """Markdown tables: ID/OOD/avg mAP per scorer, per-domain Medium/Hard mAP, pair AUCs, cost (report.md)."""
     domains = results["domains"]
+    chance = results.get("chance_map", {})
     lines = [
         f"## Offline retrieval benchmark (scikit-image photographs, {results.get('descriptor', 'sift')}, "
         f"{results['max_keypoints']} descriptors "
         f"per image), trained on `{results['train_domain']}`, top-{results['rerank_k']} re-ranked",
         "",
-        "| domain | queries | database | sources (instances) |",
-        "|---|---|---|---|",
-    ]
-    for d, info in domains.items():
-        src = ", ".join(f"{n} ({c})" for n, c in info["sources"].items())
-        lines.append(f"| {d} | {info['queries']} | {info['database']} | {src} |")
-    chance = results.get("chance_map", {})
-    lines += [
+        markdown_table(
+            ["domain", "queries", "database", "sources (instances)"],
+            [
+                [d, i["queries"], i["database"], ", ".join(f"{n} ({c})" for n, c in i["sources"].items())]
+                for d, i in domains.items()
+            ],
+        ),
         "",
         f"Training: {results['train']['views']} views of {results['train']['instances']} instances. mAP is the "
-        "mean of Medium and Hard mAP@k (revisited protocol); chance (random ranking) "
-        f"ID {fmt(chance.get('id'))}, OOD {fmt(chance.get('ood'))}.",
+        "mean of Medium and Hard mAP@k (official revisited protocol: trapezoidal AP, junk moved behind each "
+        f"split's shortlist; OOD rect.: rectangular AP); chance (random ranking) ID {fmt(chance.get('id'))}, "
+        f"OOD {fmt(chance.get('ood'))}. Claims use `{_ours(results)}`.",
         "",
-        "| scorer | ID mAP | OOD mAP | avg mAP | OOD Easy / Medium / Hard |",
-        "|---|---|---|---|---|",
+        markdown_table(
+            ["scorer", "ID mAP", "OOD mAP", "avg mAP", "OOD mAP (rect. AP)", "OOD Easy / Medium / Hard"],
+            [
+                [
+                    sc,
+                    row["id"],
+                    row["ood"],
+                    row["avg"],
+                    row.get("ood_rect"),
+                    " / ".join(fmt(row.get(f"ood_{p}")) for p in ("easy", "medium", "hard")),
+                ]
+                for sc, row in results["summary"].items()
+            ],
+        ),
     ]
-    for s, row in results["summary"].items():
-        emh = " / ".join(fmt(row.get(f"ood_{split}")) for split in ("easy", "medium", "hard"))
-        lines.append(f"| {s} | {fmt(row['id'])} | {fmt(row['ood'])} | {fmt(row['avg'])} | {emh} |")
     per = results["map"]
     scorers = list(next(iter(per.values())))
-    lines += ["", "### Per domain: Easy / Medium / Hard mAP", "", "| scorer | " + " | ".join(per) + " |"]
-    lines.append("|---" * (len(per) + 1) + "|")
-    for s in scorers:
-        cells = [" / ".join(fmt(per[d][s].get(split)) for split in ("easy", "medium", "hard")) for d in per]
-        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "### Per domain: Easy / Medium / Hard mAP",
+        "",
+        markdown_table(
+            ["scorer", *per],
+            [
+                [sc, *(" / ".join(fmt(per[d][sc].get(p)) for p in ("easy", "medium", "hard")) for d in per)]
+                for sc in scorers
+            ],
+        ),
+    ]
     aucs = results.get("pair_auc", {})
     if aucs:
         lines += [
             "",
             "### Pair AUC on the shortlists (each scorer's pair term)",
             "",
-            "| scorer | " + " | ".join(aucs) + " |",
+            markdown_table(
+                ["scorer", *aucs], [[sc, *(aucs[d].get(sc) for d in aucs)] for sc in next(iter(aucs.values()))]
+            ),
         ]
-        lines.append("|---" * (len(aucs) + 1) + "|")
-        for s in next(iter(aucs.values())):
-            lines.append(f"| {s} | " + " | ".join(fmt(aucs[d].get(s)) for d in aucs) + " |")
     if results.get("cost"):
-        lines += ["", "### Cost per pair", "", "| re-ranker | parameters | µs per pair |", "|---|---|---|"]
-        for s, c in results["cost"].items():
-            lines.append(f"| {s} | {c['params']} | {fmt(c['us_per_pair'])} |")
+        lines += [
+            "",
+            "### Cost per pair",
+            "",
+            markdown_table(
+                ["re-ranker", "parameters", "µs per pair"],
+                [[sc, c["params"], c["us_per_pair"]] for sc, c in results["cost"].items()],
+            ),
+        ]
+        diag = diagnostics(results)
+        if diag:
+            lines += [
+                "",
+                f"Diagnostic (not a claim): ELViS / transformer inference parameters = "
+                f"{fmt(diag['param_ratio_elvis_over_rrt'])} (paper: 96K / 2232K = 0.043).",
+            ]
     if results.get("losses"):
         lines += [
             "",

@@ -26,18 +26,24 @@ from iclr26_generative_vision.methods.elvis.config import ELViSConfig
 from iclr26_generative_vision.methods.elvis.model import (
     build_reranker,
     combine,
+    pair_tensors,
     pair_term,
     score_pairs,
     train_reranker,
 )
 from iclr26_generative_vision.retrieval.elvis import ELViS, chamfer_ot_similarity
-from iclr26_generative_vision.retrieval.metrics import global_ranking, mean_average_precision, rerank_order
+from iclr26_generative_vision.retrieval.metrics import (
+    global_ranking,
+    junk_last,
+    mean_average_precision,
+    rerank_order,
+)
 from iclr26_generative_vision.retrieval.patch_cnn import cnn_describe, train_patch_cnn
 from iclr26_shared.bench import measure
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.runs import RunDir
 
-__all__ = ["build_benchmark", "evaluate_domain", "pair_auc", "run", "time_per_pair"]
+__all__ = ["build_benchmark", "dry_run", "evaluate_domain", "pair_auc", "run", "time_per_pair"]
 
 ZERO_PARAM = ("chamfer", "chamfer-ot", "ransac")
 #: The row of ELViS re-ranked with the paper's σ(τ·s) when the run's inference score is g's logit.
@@ -97,6 +103,10 @@ def pair_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(greater / (len(pos) * len(neg)))
 
 
+#: The revisited protocol's splits: (positives, junk) of each, from (all positives, hard, easy).
+_PROTOCOLS = ("easy", "medium", "hard")
+
+
 def evaluate_domain(
     rs: RetrievalSet,
     scorers: dict[str, torch.nn.Module | None],
@@ -105,35 +115,51 @@ def evaluate_domain(
     device: torch.device,
     seed: int,
 ) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
-    """mAP@k (Medium, Hard, their mean) of the global ranking and of every re-ranked one; pair AUCs on the shortlist."""
+    """Easy / Medium / Hard mAP@k (official trapezoidal AP; ``*_rect``: rectangular AP) and ``map`` (the mean
+    of Medium and Hard) of the global ranking and of every re-ranked one; pair AUCs on the Medium shortlist.
+
+    As the official ``rerank()``, each split re-ranks its own shortlist: the global ranking with that
+    split's junk (Easy: the hard positives; Hard: the easy ones) moved behind, then its top k. Every pair
+    of any shortlist is scored once."""
     gsim = rs.queries.glob.astype(np.float64) @ rs.database.glob.T.astype(np.float64)
     order = global_ranking(gsim)
     k = min(cfg.rerank_k, order.shape[1])
-    nq = len(rs.queries)
-    ia = np.repeat(np.arange(nq), k)
-    ib = order[:, :k].reshape(-1)
+    nq, ndb = len(rs.queries), len(rs.database)
     pos, hard = rs.positives(), rs.hard_positives()
     easy = pos & ~hard
+    split = {"easy": (easy, hard), "medium": (pos, None), "hard": (hard, easy)}
+    orders = {p: junk_last(order, split[p][1]) for p in _PROTOCOLS}
+    shortlists = {p: orders[p][:, :k] for p in _PROTOCOLS}
+    rows = np.repeat(np.arange(nq), k)
+    pair_ids = np.unique(np.concatenate([rows * ndb + shortlists[p].reshape(-1) for p in _PROTOCOLS]))
+    ia, ib = pair_ids // ndb, pair_ids % ndb
 
-    def maps(o: np.ndarray) -> dict[str, float]:
-        easy_map = mean_average_precision(o, easy, junk=hard, k=cfg.map_k)
-        medium = mean_average_precision(o, pos, k=cfg.map_k)
-        hard_map = mean_average_precision(o, hard, junk=easy, k=cfg.map_k)
-        return {"easy": easy_map, "medium": medium, "hard": hard_map, "map": 0.5 * (medium + hard_map)}
+    def lookup(values: np.ndarray, p: str) -> np.ndarray:
+        return values[np.searchsorted(pair_ids, rows * ndb + shortlists[p].reshape(-1))].reshape(nq, k)
 
-    out = {"global": maps(order)}
-    labels = pos[ia, ib]
-    aucs = {"global": pair_auc(gsim[ia, ib], labels)}
+    def maps(final: np.ndarray | None) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for p in _PROTOCOLS:
+            o = orders[p] if final is None else rerank_order(orders[p], lookup(final, p), k)
+            ok, junk = split[p]
+            out[p] = mean_average_precision(o, ok, junk=junk, k=cfg.map_k)
+            out[f"{p}_rect"] = mean_average_precision(o, ok, junk=junk, k=cfg.map_k, ap="rectangular")
+        out["map"] = 0.5 * (out["medium"] + out["hard"])
+        out["map_rect"] = 0.5 * (out["medium_rect"] + out["hard_rect"])
+        return out
+
+    out = {"global": maps(None)}
+    medium_ia, medium_ib = rows, shortlists["medium"].reshape(-1)
+    labels = pos[medium_ia, medium_ib]
+    aucs = {"global": pair_auc(gsim[medium_ia, medium_ib], labels)}
     counts = (rs.queries.mask.sum(1)[ia] + rs.database.mask.sum(1)[ib]).astype(np.int64)
     for name, model in scorers.items():
         raw = score_pairs(name, model, rs.queries, ia, rs.database, ib, cfg=cfg, device=device, seed=seed)
-        final = combine(name, model, gsim[ia, ib], raw, counts, cfg).reshape(nq, k)
-        out[name] = maps(rerank_order(order, final, k))
-        aucs[name] = pair_auc(pair_term(name, model, raw, counts, cfg), labels)  # the term that re-ranks
+        out[name] = maps(combine(name, model, gsim[ia, ib], raw, counts, cfg))
+        aucs[name] = pair_auc(lookup(pair_term(name, model, raw, counts, cfg), "medium").reshape(-1), labels)
         if name == "elvis" and cfg.inference_score != "sigmoid-s":  # the paper's score on the same model
-            paper = combine(name, model, gsim[ia, ib], raw, counts, cfg, score="sigmoid-s").reshape(nq, k)
-            out[PAPER_SCORE] = maps(rerank_order(order, paper, k))
-            aucs[PAPER_SCORE] = pair_auc(raw, labels)
+            out[PAPER_SCORE] = maps(combine(name, model, gsim[ia, ib], raw, counts, cfg, score="sigmoid-s"))
+            aucs[PAPER_SCORE] = pair_auc(lookup(raw, "medium").reshape(-1), labels)
     return out, aucs
 
 
@@ -169,6 +195,7 @@ def _summary(per_domain: dict[str, dict[str, dict[str, float]]], cfg: ELViSConfi
             "ood": float(np.mean([per_domain[d][s]["map"] for d in ood])),
             "avg": float(np.mean([per_domain[d][s]["map"] for d in per_domain])),
         }
+        out[s]["ood_rect"] = float(np.mean([per_domain[d][s]["map_rect"] for d in ood]))  # rectangular AP
         for split in ("easy", "medium", "hard"):  # the revisited protocol's splits, ID and OOD
             out[s][f"id_{split}"] = per_domain[cfg.train_domain][s][split]
             out[s][f"ood_{split}"] = float(np.mean([per_domain[d][s][split] for d in ood]))
@@ -217,6 +244,7 @@ def run(cfg: ELViSConfig, run_dir: RunDir) -> dict[str, Any]:
                 done[variant] = {"state": model.state_dict(), "losses": losses[variant]}
                 run_dir.save_checkpoint(i + 1, done)
             models[variant] = model.eval()
+            run_dir.save_model(variant, model, extra={"descriptor": cfg.descriptor, "in_dim": in_dim})
     results["losses"] = {
         v: {"first": ls[0], "last": ls[-1], "steps": len(ls), "epochs": cfg.schedule(v)[0], "lr": cfg.schedule(v)[1]}
         for v, ls in losses.items()
@@ -262,3 +290,47 @@ def _plots(results: dict[str, Any], run_dir: RunDir) -> None:
             ylabel=f"mAP@{results['rerank_k']} (M+H)/2",
             title=f"{split.upper()} mAP by re-ranker",
         )
+
+
+def dry_run(cfg: ELViSConfig, device: torch.device) -> dict[str, Any]:
+    """ELViS and the transformer re-ranker at the preset's real sizes, on SIFT views of two training-domain
+    photographs (the preset's window, view size and descriptor count): one AdamW step of the BCE on a
+    positive and a negative pair each, then their pair scores at batch 2;
+    ``{"parameters", "train_loss", "eval_score"}`` summed over the trained variants."""
+    from iclr26_generative_vision.methods.elvis.model import _logits  # pyright: ignore[reportPrivateUsage]
+
+    names = tuple(DOMAINS[cfg.train_domain][:2])
+    views = make_domain(
+        cfg.train_domain,
+        load_sources(names, cfg.short_side),
+        window=cfg.window,
+        out_size=cfg.view_size,
+        max_keypoints=cfg.max_keypoints,
+        views_per_instance=2,
+        seed=0,
+        include_queries=False,
+    ).database
+    if len(np.unique(views.instance)) < 2 or np.bincount(views.instance).max() < 2:
+        raise ConfigError("window", cfg.window, f"a window that gives two instances of {names} with two views")
+    in_dim = int(views.desc.shape[-1])
+    same = np.flatnonzero(views.instance == views.instance[0])
+    other = np.flatnonzero(views.instance != views.instance[0])
+    ia, ib = np.array([same[0], same[0]]), np.array([same[1], other[0]])
+    label = torch.tensor([1.0, 0.0], device=device)
+    params, train_loss, eval_score = 0, 0.0, 0.0
+    for variant in [v for v in cfg.variants if v == "rrt" or v.startswith("elvis")]:
+        torch.manual_seed(0)
+        model = build_reranker(cfg, variant, in_dim).to(device).train()
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(trainable, lr=cfg.schedule(variant)[1], weight_decay=cfg.weight_decay)
+        batch = pair_tensors(views, ia, views, ib, device)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(_logits(model, batch), label)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            eval_score += float(_logits(model, batch).mean())
+        params += sum(p.numel() for p in trainable)
+        train_loss += float(loss.detach())
+    return {"parameters": params, "train_loss": train_loss, "eval_score": eval_score}

@@ -2,17 +2,26 @@
 
 Claims (missing experiments give no row):
 
-* §4.1, Fig. 2: with the exact denoiser, CFG moves samples away from the class-conditional truth
-  (W₂ of CFG at least twice that of the conditional model);
+* §4.1, Fig. 2, a *demonstration*, not a test of S²: with the exact denoiser, CFG moves samples away
+  from the class-conditional truth (W₂ of CFG at least twice that of the conditional model; the
+  conditional W₂ is sampling noise, so this holds for almost any λ > 1);
 * §4.1, Fig. 2/3: with a trained denoiser, S² (Eq. 4) brings samples closer to the truth than CFG at
   the same λ; naive S² (Eq. 3, N sub-networks) does too, and one random sub-network per step keeps at
   least half of naive S²'s gain (§3.2, Fig. 8);
-* §4.2, Table 1: S² improves the FID-style score over CFG and keeps class accuracy;
-* §4.4: S² costs about +40% time per step over CFG.
+* §4.2, Table 1: S² improves the FID-style score over CFG and, where it does, keeps class accuracy
+  (non-inferiority within 1 point, judged only on a run whose FD gain counts: with no gain there is
+  nothing that accuracy is the price of);
+* §4.4 (+40% time per step) is a diagnostic: the measured S²/CFG time ratio is reported beside the
+  forward passes per step (2.8 vs 2 at the default interval), not judged, since the pass count alone
+  decides it.
+
+Margins are measured noise: the W₂ between two sets of true samples (``truth_w2_floor``) for every W₂
+comparison, and the FD between the test and training images (``fd_test_vs_train``) for the FD claim, so
+a gap inside sampling noise is not a win (S² identical to CFG holds no S² claim).
 
 Chance levels guard every comparison: the W₂ of class-blind samples from the whole mixture (toys), the
 Fréchet distance of clamped Gaussian noise and 1/K class accuracy (+0.05) for the images, zero gain for
-the naive-S² comparison. A wall-time claim is not measured when S² ran no extra forward pass.
+the naive-S² comparison.
 """
 
 from __future__ import annotations
@@ -22,13 +31,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
+from iclr26_shared.tables import markdown_table
 
-__all__ = ["ACCURACY_TOLERANCE", "claims", "report"]
+__all__ = ["ACCURACY_TOLERANCE", "claims", "diagnostics", "report"]
 
 #: Added to 1/K: class accuracy up to this is "at chance".
 ACCURACY_TOLERANCE = 0.05
-#: The cost-per-step bound (paper: +40%, SD3 at 28 steps; we allow +60%).
-MAX_TIME_RATIO = 1.6
 
 
 def _gmm_claims(tag: str, res: Mapping[str, Any]) -> list[Claim]:
@@ -36,11 +44,15 @@ def _gmm_claims(tag: str, res: Mapping[str, Any]) -> list[Claim]:
     exact, mlp = res["exact"], res["mlp"]
     dim = tag.replace("d", "-D")
     chance = res.get("w2_unconditional")
+    noise = float(res.get("truth_w2_floor", 0.0))
     if "cfg" in exact and "cond" in exact:
         claims.append(
             Claim(
-                claim=f"GMM {dim}, exact denoiser: CFG samples drift from the true class-conditional distribution",
-                metric="W2 to truth, CFG / conditional",
+                claim=(
+                    f"GMM {dim}, exact denoiser (a demonstration of CFG's drift, not a test of S²): CFG samples "
+                    "drift from the true class-conditional distribution"
+                ),
+                metric="W2 to truth, CFG / conditional (the conditional W2 is sampling noise)",
                 ours=exact["cfg"]["w2"] / exact["cond"]["w2"],
                 threshold=2.0,
                 better="higher",
@@ -54,13 +66,16 @@ def _gmm_claims(tag: str, res: Mapping[str, Any]) -> list[Claim]:
             ours=mlp["s2"]["w2"],
             baseline=mlp["cfg"]["w2"],
             better="lower",
+            margin=noise,
             chance=chance,
             paper="Fig. 2/3: S² closest to ground truth",
         )
     )
     if "naive-s2" in mlp:
-        gain_naive = mlp["cfg"]["w2"] - mlp["naive-s2"]["w2"]
-        gain_s2 = mlp["cfg"]["w2"] - mlp["s2"]["w2"]
+        # gains over the better of CFG and class-blind samples: a CFG worse than chance is no reference
+        ref = min(mlp["cfg"]["w2"], chance) if chance is not None else mlp["cfg"]["w2"]
+        gain_naive = ref - mlp["naive-s2"]["w2"]
+        gain_s2 = ref - mlp["s2"]["w2"]
         claims += [
             Claim(
                 claim=f"GMM {dim}, trained MLP: naive S² (N sub-networks per step) is closer to the truth than CFG",
@@ -68,6 +83,7 @@ def _gmm_claims(tag: str, res: Mapping[str, Any]) -> list[Claim]:
                 ours=mlp["naive-s2"]["w2"],
                 baseline=mlp["cfg"]["w2"],
                 better="lower",
+                margin=noise,
                 chance=chance,
                 paper="Eq. 3, Fig. 8",
             ),
@@ -76,10 +92,11 @@ def _gmm_claims(tag: str, res: Mapping[str, Any]) -> list[Claim]:
                     f"GMM {dim}: S² (one random sub-network per step) keeps at least half of naive S²'s gain "
                     "over CFG at 3 instead of 2+N passes"
                 ),
-                metric="W2 gain over CFG: S² vs half of naive S²'s",
+                metric="W2 gain over min(CFG, class-blind W2): S² vs half of naive S²'s",
                 ours=gain_s2,
                 baseline=0.5 * gain_naive,
                 better="higher",
+                margin=-noise,  # non-inferiority: "at least half", up to the W2 noise floor
                 chance=0.0,
                 paper="Eq. 3 vs Eq. 4; Fig. 8: gains from N > 1 are small",
             ),
@@ -91,42 +108,45 @@ def _image_claims(res: Mapping[str, Any]) -> list[Claim]:
     g = res["guiders"]
     s2, cfg = g["s2"], g["cfg"]
     k = res.get("num_classes", 10)
-    ratio = s2["seconds_per_step"] / cfg["seconds_per_step"]
-    if s2.get("nfe_per_sample", 1) <= cfg.get("nfe_per_sample", 0):
-        ratio = math.nan  # S² ran no third pass: there is no cost to measure
+    fd = Claim(
+        claim=f"{res['dataset']} DiT: S² improves the FID-style score over CFG at the same λ",
+        metric="Fréchet distance on in-repo classifier features (not Inception FID); margin FD(test, train)",
+        ours=s2["fd"],
+        baseline=cfg["fd"],
+        better="lower",
+        margin=float(res.get("fd_test_vs_train", 0.0)),
+        chance=res.get("fd_noise"),
+        paper="ImageNet-256 SiT-XL FID 2.15 → 2.03",
+    )
     return [
+        fd,
         Claim(
-            claim=f"{res['dataset']} DiT: S² improves the FID-style score over CFG at the same λ",
-            metric="Fréchet distance on in-repo classifier features (not Inception FID)",
-            ours=s2["fd"],
-            baseline=cfg["fd"],
-            better="lower",
-            chance=res.get("fd_noise"),
-            paper="ImageNet-256 SiT-XL FID 2.15 → 2.03",
-        ),
-        Claim(
-            claim=f"{res['dataset']} DiT: S² keeps class accuracy of samples over CFG (within 1 point)",
-            metric="class accuracy of samples (in-repo classifier)",
-            ours=s2["class_accuracy"],
+            claim=(
+                f"{res['dataset']} DiT: where S² improves the FD, it keeps the class accuracy of CFG's samples "
+                "(non-inferiority: within 1 point)"
+            ),
+            metric="class accuracy of samples (in-repo classifier); not measured unless the FD claim holds",
+            ours=s2["class_accuracy"] if fd.holds else math.nan,
             baseline=cfg["class_accuracy"],
             better="higher",
             margin=-0.01,
             chance=1.0 / k + ACCURACY_TOLERANCE,
             paper="T2I-CompBench attribute binding up",
         ),
-        Claim(
-            claim=(
-                "S² costs at most +60% time per step over CFG (3 vs 2 forward passes; "
-                "ratio of the two sampling runs in one process)"
-            ),
-            metric="seconds per sampling step, S² / CFG",
-            ours=ratio,
-            threshold=MAX_TIME_RATIO,
-            better="lower",
-            timing=True,
-            paper="+40% (SD3, 28 steps: 29.2 s → 40.2 s)",
-        ),
     ]
+
+
+def diagnostics(results: Mapping[str, Any]) -> dict[str, Any]:
+    """What is measured but not judged: S²'s time per step over CFG beside its forward passes per step."""
+    im = results.get("images")
+    if not im:
+        return {}
+    g = im["guiders"]
+    s2, cfg = g["s2"], g["cfg"]
+    return {
+        "time_ratio_s2_over_cfg": s2["seconds_per_step"] / cfg["seconds_per_step"],
+        "nfe_per_sample": {"s2": s2.get("nfe_per_sample"), "cfg": cfg.get("nfe_per_sample")},
+    }
 
 
 def claims(results: Mapping[str, Any]) -> list[Claim]:
@@ -164,29 +184,36 @@ def report(results: Mapping[str, Any]) -> str:
             f"W2 noise floor (two true sample sets): {_fmt(res['truth_w2_floor'])}; class-blind samples "
             f"(chance): {_fmt(res.get('w2_unconditional'))}",
             "",
-            "| denoiser | guider | W2 | mode shift | spread ratio | outside 99% | NFE/sample |",
-            "|---|---|---|---|---|---|---|",
+            markdown_table(
+                ["denoiser", "guider", "W2", "mode shift", "spread ratio", "outside 99%", "NFE/sample"],
+                [
+                    [kind, name, m["w2"], m["mode_shift"], m["spread_ratio"], m["outside_mass"], m["nfe_per_sample"]]
+                    for kind in ("exact", "mlp")
+                    for name, m in res[kind].items()
+                ],
+            ),
+            "",
         ]
-        for kind in ("exact", "mlp"):
-            for name, m in res[kind].items():
-                lines.append(
-                    f"| {kind} | {name} | {_fmt(m['w2'])} | {_fmt(m['mode_shift'])} | {_fmt(m['spread_ratio'])} "
-                    f"| {_fmt(m['outside_mass'])} | {m['nfe_per_sample']} |"
-                )
-        lines.append("")
         if res.get("s2_sweep"):
             lines += [
                 f"### ω sweep, trained MLP ({tag}; ω = 0 is CFG)",
                 "",
-                "| ω | W2 | mode shift | spread ratio | outside 99% | NFE/sample |",
-                "|---|---|---|---|---|---|",
+                markdown_table(
+                    ["ω", "W2", "mode shift", "spread ratio", "outside 99%", "NFE/sample"],
+                    [
+                        [
+                            m["s2_scale"],
+                            m["w2"],
+                            m["mode_shift"],
+                            m["spread_ratio"],
+                            m["outside_mass"],
+                            m["nfe_per_sample"],
+                        ]
+                        for m in res["s2_sweep"]
+                    ],
+                ),
+                "",
             ]
-            for m in res["s2_sweep"]:
-                lines.append(
-                    f"| {_fmt(m['s2_scale'])} | {_fmt(m['w2'])} | {_fmt(m['mode_shift'])} "
-                    f"| {_fmt(m['spread_ratio'])} | {_fmt(m['outside_mass'])} | {m['nfe_per_sample']} |"
-                )
-            lines.append("")
         lines += _alignment_line(f"Direction of the S² term (MLP, {tag})", res.get("mlp_alignment"))
     if "images" in results:
         im = results["images"]
@@ -197,27 +224,35 @@ def report(results: Mapping[str, Any]) -> str:
             f"FD(test vs train) = {_fmt(im['fd_test_vs_train'])} (floor); FD of clamped noise = "
             f"{_fmt(im.get('fd_noise'))} (chance). FD is on in-repo classifier features, not Inception FID.",
             "",
-            "| guider | FD ↓ | class accuracy ↑ | NFE/sample | s/step | time vs CFG |",
-            "|---|---|---|---|---|---|",
+            markdown_table(
+                ["guider", "FD ↓", "class accuracy ↑", "NFE/sample", "s/step", "time vs CFG"],
+                [
+                    [n, m["fd"], m["class_accuracy"], m["nfe_per_sample"], m["seconds_per_step"], m["time_vs_cfg"]]
+                    for n, m in im["guiders"].items()
+                ],
+            ),
+            "",
         ]
-        for name, m in im["guiders"].items():
-            lines.append(
-                f"| {name} | {_fmt(m['fd'])} | {_fmt(m['class_accuracy'])} | {m['nfe_per_sample']} "
-                f"| {_fmt(m['seconds_per_step'])} | {_fmt(m['time_vs_cfg'])} |"
-            )
-        lines.append("")
+        diag = diagnostics(results)
+        if diag:
+            nfe = diag["nfe_per_sample"]
+            lines += [
+                f"Diagnostic (not a claim): S² time per step / CFG's = {_fmt(diag['time_ratio_s2_over_cfg'])} at "
+                f"{nfe['s2']} vs {nfe['cfg']} forward passes per sample (paper: +40%, SD3).",
+                "",
+            ]
         if im.get("s2_sweep"):
             lines += [
                 "### ω sweep, DiT (ω = 0 is CFG)",
                 "",
-                "| ω | FD ↓ | class accuracy ↑ | NFE/sample | time vs CFG |",
-                "|---|---|---|---|---|",
+                markdown_table(
+                    ["ω", "FD ↓", "class accuracy ↑", "NFE/sample", "time vs CFG"],
+                    [
+                        [m["s2_scale"], m["fd"], m["class_accuracy"], m["nfe_per_sample"], m.get("time_vs_cfg")]
+                        for m in im["s2_sweep"]
+                    ],
+                ),
+                "",
             ]
-            for m in im["s2_sweep"]:
-                lines.append(
-                    f"| {_fmt(m['s2_scale'])} | {_fmt(m['fd'])} | {_fmt(m['class_accuracy'])} "
-                    f"| {m['nfe_per_sample']} | {_fmt(m.get('time_vs_cfg'))} |"
-                )
-            lines.append("")
         lines += _alignment_line("Direction of the S² term (DiT)", im.get("alignment"))
     return "\n".join(lines)

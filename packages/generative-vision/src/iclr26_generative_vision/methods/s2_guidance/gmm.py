@@ -41,7 +41,7 @@ def train_mlp(
     gmm: GaussianMixture, cfg: S2GuidanceConfig, device: torch.device, generator: torch.Generator, run: RunDir, tag: str
 ) -> ResidualMLPDenoiser:
     """Train the ε-prediction MLP on ``gmm`` with classifier-free label dropout (Adam, cosine decay)."""
-    model = build_mlp(cfg, gmm.dim, gmm.num_components).to(device)
+    model = build_mlp(cfg, gmm.dim, gmm.num_components).to(device)  # pyright: ignore[reportArgumentType]  (diffusers types ModelMixin.to oddly)
     sched = make_training_scheduler(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.gmm_lr)
     lr_sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.gmm_train_steps)
@@ -120,6 +120,9 @@ def run_gmm(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict[st
             figure_data[tag][f"exact {name}"] = xs.cpu()
 
         model = train_mlp(gmm, cfg, device, gen, run, tag)
+        run.save_model(
+            f"mlp-{tag}", model.eval(), extra={"input": f"x_t [B, {dim}], timestep [B] in 0..T-1, labels [B]"}
+        )
         for name in cfg.guiders:
             xs, info = run_guider(name, model, cfg.gmm_depth, settings, cfg, noise.float(), labels, model.null_label)
             out["mlp"][name] = {**evaluate_samples(xs, labels, gmm, eval_gen), **info}

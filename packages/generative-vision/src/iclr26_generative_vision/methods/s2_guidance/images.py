@@ -74,7 +74,7 @@ def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassCo
     the identity and the run is bit-for-bit the single-process trainer.
     """
     device, dist = run.device, run.dist
-    model = build_dit(cfg, data).to(device)
+    model = build_dit(cfg, data).to(device)  # pyright: ignore[reportArgumentType]  (diffusers types ModelMixin.to oddly)
     ema = copy.deepcopy(model).requires_grad_(False)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
     sched = make_training_scheduler(cfg)
@@ -156,6 +156,9 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
         "guiders": {},
     }
     model = train_dit(cfg, data, run)
+    # requires_grad as a loaded model's (CPU kernels round differently, 1 ulp, on weights without grad);
+    # every sampler below runs under no_grad
+    run.save_model("dit", model.eval().requires_grad_(True), extra={"dataset": data.name, "prediction": "epsilon"})
     k = data.num_classes
     labels = torch.arange(k).repeat_interleave(cfg.samples_per_class).to(device)
     noise_gen = torch.Generator().manual_seed(run.seed + 23)

@@ -12,7 +12,7 @@ import torch
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
 from iclr26_shared.runs import RunDir
 
-__all__ = ["run"]
+__all__ = ["dry_run", "run"]
 
 
 def _quiet_diffusers() -> None:
@@ -93,3 +93,44 @@ def run(cfg: S2GuidanceConfig, run_dir: RunDir) -> dict[str, Any]:
         _image_figures(run_dir, grids)
     _sweep_figure(run_dir, results)
     return results
+
+
+def dry_run(cfg: S2GuidanceConfig, device: torch.device) -> dict[str, Any]:
+    """The preset's networks at their real sizes (the DiT on two of its images when ``run_images``, the
+    toy MLP when ``run_gmm``): one AdamW step of the ε-prediction loss each, then one CFG evaluation at
+    batch 2; ``{"parameters", "train_loss", "eval_loss"}`` summed over the networks."""
+    from iclr26_generative_vision.data.gmm import toy_mixture
+    from iclr26_generative_vision.methods.s2_guidance.images import load_images
+    from iclr26_generative_vision.methods.s2_guidance.model import build_dit, build_mlp, make_training_scheduler
+
+    _quiet_diffusers()
+    sched = make_training_scheduler(cfg)
+    gen = torch.Generator().manual_seed(0)
+    batches: list[tuple[torch.nn.Module, torch.Tensor, torch.Tensor]] = []
+    if cfg.run_images:
+        data = load_images(cfg, 0)
+        batches.append((build_dit(cfg, data), data.x_train[:2], data.y_train[:2]))
+    if cfg.run_gmm:
+        gmm = toy_mixture(cfg.gmm_dims[0], cfg.gmm_spread, cfg.gmm_std)
+        x0, labels = gmm.sample(2, gen)
+        batches.append((build_mlp(cfg, gmm.dim, gmm.num_components), x0.float(), labels))
+    params, train_loss, eval_loss = 0, 0.0, 0.0
+    for model, x0, labels in batches:
+        model = model.to(device).train()
+        x0, labels = x0.to(device), labels.to(device)
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+        t = torch.randint(0, cfg.num_train_timesteps, (2,), generator=gen).to(device)
+        noise = torch.randn(x0.shape, generator=gen).to(device)
+        x_t = sched.add_noise(x0, noise, t)  # pyright: ignore[reportArgumentType]
+        loss = torch.nn.functional.mse_loss(model(x_t, t, labels), noise)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():  # one CFG step: the conditional and the unconditional pass
+            null = torch.full_like(labels, model.null_label)  # pyright: ignore[reportArgumentType]
+            eps = model(x_t, t, labels) + (cfg.image_guidance_scale - 1) * (model(x_t, t, labels) - model(x_t, t, null))
+            eval_loss += float(torch.nn.functional.mse_loss(eps, noise))
+        params += sum(p.numel() for p in model.parameters() if p.requires_grad)
+        train_loss += float(loss.detach())
+    return {"parameters": params, "train_loss": train_loss, "eval_loss": eval_loss}
