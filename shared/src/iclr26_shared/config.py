@@ -32,11 +32,9 @@ import dataclasses
 import hashlib
 import json
 import math
-import types
-import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, cast, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, TypeVar, cast, get_args, get_origin, get_type_hints
 
 import annotated_types as at
 
@@ -229,85 +227,35 @@ def config_to_dict(cfg: object) -> dict[str, Any]:
     return {f.name: _to_json(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
 
 
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+_JSON_ADAPTERS: dict[Any, Any] = {}
 
 
-def _coerce(value: Any, tp: Any, where: str) -> Any:  # noqa: C901 - one branch per supported type
-    """Convert a JSON value to the annotated type ``tp``, or raise ConfigError naming ``where``."""
-    if tp is Any:
-        return value
-    origin = get_origin(tp)
-    if origin is typing.Annotated:
-        return _coerce(value, get_args(tp)[0], where)
-    if origin is Literal:
-        choices = get_args(tp)
-        if value not in choices:
-            raise ConfigError(where, value, "one of " + ", ".join(repr(c) for c in choices))
-        return value
-    if origin in (typing.Union, types.UnionType):
-        args = get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _coerce(value, arg, where)
-            except ConfigError as err:
-                errors.append(err.expected)
-        raise ConfigError(where, value, " or ".join(errors) or _type_name(tp))
-    if origin in (tuple, list):
-        if not isinstance(value, list | tuple):
-            raise ConfigError(where, value, f"a list for {_type_name(tp)}")
-        args = get_args(tp)
-        if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(value) != len(args):
-                raise ConfigError(where, value, f"{len(args)} items for {_type_name(tp)}")
-            items = [_coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True))]
-        else:
-            item_tp = args[0] if args else Any
-            items = [_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
-        return tuple(items) if origin is tuple else items
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(where, value, "a JSON object")
-        key_tp, val_tp = get_args(tp) or (Any, Any)
-        return {_coerce(k, key_tp, where): _coerce(v, val_tp, f"{where}.{k}") for k, v in value.items()}
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise ConfigError(where, value, f"a JSON object for {tp.__name__}")
-        return config_from_dict(tp, value, _prefix=f"{where}.")
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(where, value, "true or false")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(where, value, "an integer")
-        return value
-    if tp is float:
-        if value is None:  # NaN is written as null (iclr26_shared.io.to_jsonable)
-            return math.nan
-        if isinstance(value, str) and value in ("inf", "-inf", "nan"):
-            return float(value)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(where, value, "a number")
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise ConfigError(where, value, "a string")
-        return value
-    if tp is Path:
-        if not isinstance(value, str):
-            raise ConfigError(where, value, "a path string")
-        return Path(value)
-    if tp is type(None):
-        if value is not None:
-            raise ConfigError(where, value, "null")
-        return None
-    raise TypeError(f"config field '{where}' has an annotation the JSON round trip does not support: {tp!r}")
+def _coerce(value: Any, tp: Any, where: str) -> Any:
+    """Read the JSON value ``value`` as the annotated type ``tp`` (pydantic, strict JSON mode: arrays become
+    tuples, strings paths, objects nested configs; "3" is not an integer), or raise ConfigError naming
+    ``where``. NaN and infinities, which JSON cannot hold, are read back from null and "nan"/"inf"."""
+    from pydantic import TypeAdapter, ValidationError
+
+    base = get_args(tp)[0] if get_origin(tp) is Annotated else tp
+    if isinstance(base, type) and dataclasses.is_dataclass(base):
+        if not isinstance(value, Mapping):
+            raise ConfigError(where, value, f"a JSON object for {base.__name__}")
+        return config_from_dict(base, value, _prefix=f"{where}.")
+    if base is float and (value is None or value in ("nan", "inf", "-inf")):
+        return math.nan if value is None else float(value)
+    adapter = _JSON_ADAPTERS.get(tp)
+    if adapter is None:
+        adapter = _JSON_ADAPTERS[tp] = TypeAdapter(tp)
+    try:
+        return adapter.validate_json(json.dumps(value), strict=True)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        if err["type"] == "missing" and get_origin(base) is tuple:  # a fixed-length tuple with too few items
+            raise ConfigError(where, value, f"{len(get_args(base))} items") from None
+        loc = "".join(f"[{x}]" for x in err["loc"] if isinstance(x, int))
+        raise ConfigError(where + loc, err.get("input", value), _expected(err, {})) from None
+    except TypeError as exc:  # an annotation pydantic cannot read from JSON
+        raise TypeError(f"config field '{where}': the JSON round trip does not support {tp!r}") from exc
 
 
 def config_from_dict(cls: type[C], data: Mapping[str, Any], *, _prefix: str = "") -> C:
