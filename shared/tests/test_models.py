@@ -133,3 +133,25 @@ def test_assert_no_claim_holds_passes_an_honest_claim_and_catches_one_that_holds
         assert_no_claim_holds(_by_construction, _RESULTS, arms)
     with pytest.raises(AssertionError, match="changed no claim"):
         assert_no_claim_holds(_honest, _RESULTS, [Arms(ours=["chance"], others=[], trivial=0.5)])
+
+
+def test_non_inferiority_claims_may_hold_at_a_tie_but_not_at_chance() -> None:
+    def keeps_up(r: Mapping[str, Any]) -> list[Claim]:
+        t = r["test"]
+        return [
+            Claim("ours keeps up (non-inferiority)", "acc", t["ours"], baseline=t["base"], margin=-0.05, chance=0.5)
+        ]
+
+    arms = [Arms(ours=["test/ours"], others=["test/base"], trivial=0.5, worse=0.4)]
+    out = assert_no_claim_holds(keeps_up, _RESULTS, arms)
+    assert [c.verdict for c in out["every arm equal"]] == ["holds"]  # exempt: a tie is what it claims
+    assert degenerate_cases(_RESULTS, []) == {}
+    with pytest.raises(AssertionError, match="no degenerate case"):
+        assert_no_claim_holds(keeps_up, _RESULTS, [])
+
+
+def test_degenerate_cases_accept_in_memory_results_with_tuples() -> None:
+    results = {"test": {"ours": 0.9, "base": 0.7, "curve": (0.5, 0.8)}, "chance": 0.5}
+    cases = degenerate_cases(results, [Arms(ours=["test/curve/1", "test/ours"], others=["test/base"], trivial=0.5)])
+    assert cases["every arm at the trivial answer"]["test"]["curve"] == [0.5, 0.5]
+    assert results["test"]["curve"] == (0.5, 0.8)
