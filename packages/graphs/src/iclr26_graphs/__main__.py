@@ -4,4 +4,5 @@ import sys
 
 from iclr26_graphs.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing this module (pytest --markdown-docs collects sources) runs nothing
+    sys.exit(main())
