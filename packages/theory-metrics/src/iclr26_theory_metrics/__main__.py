@@ -1,7 +1,9 @@
-"""``python -m iclr26_theory_metrics`` runs the domain CLI."""
+"""``python -m iclr26_theory_metrics`` runs the domain CLI (guarded, so that importing this module, as
+pytest-markdown-docs does when collecting ``packages/theory-metrics`` as a directory, runs nothing)."""
 
 import sys
 
 from iclr26_theory_metrics.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())
