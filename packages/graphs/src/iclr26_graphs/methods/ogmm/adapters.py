@@ -21,6 +21,7 @@ from torch import nn
 
 from iclr26_graphs.data.graph_domains import DenseGraphs
 from iclr26_graphs.errors import GraphInputError
+from iclr26_graphs.methods.ogmm.model import masked_head_logits
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
@@ -104,9 +105,7 @@ class PyGExpert(nn.Module):
     ) -> torch.Tensor:
         """Logits ``[B, C]`` (the head scaled by ``mask_w``, ``mask_b`` when given)."""
         pooled, _ = self.embed(x, adj, mask)
-        w = self.head.weight if mask_w is None else self.head.weight * mask_w
-        b = self.head.bias if mask_b is None else self.head.bias * mask_b
-        return nn.functional.linear(pooled, w, b)
+        return masked_head_logits(self.head, pooled, mask_w, mask_b)
 
 
 def graphs_from_data(graphs: Iterable[Data] | Any, *, num_nodes: int | None = None) -> DenseGraphs:

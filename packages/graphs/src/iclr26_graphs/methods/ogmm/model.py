@@ -157,9 +157,17 @@ class DenseExpert(nn.Module):
     ) -> torch.Tensor:
         """Logits ``[B, C]``; ``mask_w [C, hidden]`` / ``mask_b [C]`` scale the head (MaskCL) when given."""
         pooled, _ = self.embed(x, adj, mask)
-        w = self.head.weight if mask_w is None else self.head.weight * mask_w
-        b = self.head.bias if mask_b is None else self.head.bias * mask_b
-        return F.linear(pooled, w, b)
+        return masked_head_logits(self.head, pooled, mask_w, mask_b)
+
+
+def masked_head_logits(
+    head: nn.Linear, pooled: torch.Tensor, mask_w: torch.Tensor | None = None, mask_b: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Logits ``[B, C]`` of ``head`` on pooled embeddings ``[B, hidden]``, its weight scaled by ``mask_w
+    [C, hidden]`` and its bias by ``mask_b [C]`` when given (OGMM's MaskCL head masks)."""
+    w = head.weight if mask_w is None else head.weight * mask_w
+    b = head.bias if mask_b is None else head.bias * mask_b
+    return F.linear(pooled, w, b)
 
 
 def bn_matching_loss(expert: nn.Module, bn_inputs: list[torch.Tensor]) -> torch.Tensor:
