@@ -34,7 +34,7 @@ from iclr26_sequence_models.methods.semantic_voting.model import build_base
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts, pack_completions
 from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, disable_dropout
 from iclr26_sequence_models.selfimprove.rl import token_logprobs
-from iclr26_sequence_models.selfimprove.semantic import MINILM_PARAMS, dpo_loss, embed_texts, semantic_vote_pair
+from iclr26_sequence_models.selfimprove.semantic import MINILM_PARAMS, Pair, dpo_loss, embed_texts, semantic_vote_pair
 from iclr26_sequence_models.selfimprove.tasks import TextItem, best_chrf
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
@@ -124,6 +124,22 @@ def judge_scores(model: Any, codec: Codec, prompt: str, cands: list[str]) -> lis
     return (logp[:, yes] - logp[:, no]).tolist()
 
 
+def _vote_pair(
+    texts: Sequence[str | None], emb: np.ndarray, cfg: SemanticVotingConfig, clustering: bool
+) -> Pair | None:
+    """:func:`semantic_vote_pair` with the config's clustering knobs (the run and the library API share it)."""
+    return semantic_vote_pair(
+        texts,
+        emb,
+        min_cluster_size=cfg.min_cluster_size,
+        min_samples=cfg.min_samples,
+        min_samples_semantics=cfg.min_samples_semantics,
+        filter_length=cfg.filter_length,
+        distance=cfg.distance,
+        clustering=clustering,
+    )
+
+
 def _extreme_pair(prompt: str, cands: list[str], scores: list[float]) -> tuple[str, str, str] | None:
     valid = [i for i, c in enumerate(cands) if c and c.isascii()]
     if len(valid) < 2:
@@ -163,16 +179,7 @@ def build_pairs(
             emb = embed_texts(flat).reshape(len(cands), len(cands[0]), -1)
             sizes, distinct = [], []
             for p, (prompt, cs) in enumerate(zip(prompts, cands, strict=True)):
-                pair = semantic_vote_pair(
-                    cs,
-                    emb[p],
-                    min_cluster_size=cfg.min_cluster_size,
-                    min_samples=cfg.min_samples,
-                    min_samples_semantics=cfg.min_samples_semantics,
-                    filter_length=cfg.filter_length,
-                    distance=cfg.distance,
-                    clustering=clustering,
-                )
+                pair = _vote_pair(cs, emb[p], cfg, clustering)
                 if pair is not None and cs[pair.chosen] != cs[pair.rejected]:
                     pairs.append((prompt, cs[pair.chosen], cs[pair.rejected]))
                     sizes.append(pair.cluster_size)
@@ -309,16 +316,7 @@ def semantic_voting_pairs(
         cs = list(cs)
         emb = embed(cs) if cs else np.zeros((0, 1), np.float32)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=-1, keepdims=True), 1e-12)
-        pair = semantic_vote_pair(
-            cs,
-            emb,
-            min_cluster_size=cfg.min_cluster_size,
-            min_samples=cfg.min_samples,
-            min_samples_semantics=cfg.min_samples_semantics,
-            filter_length=cfg.filter_length,
-            distance=cfg.distance,
-            clustering=clustering,
-        )
+        pair = _vote_pair(cs, emb, cfg, clustering)
         if pair is not None and cs[pair.chosen] != cs[pair.rejected]:
             pairs.append((prompt, cs[pair.chosen], cs[pair.rejected]))
     return pairs
