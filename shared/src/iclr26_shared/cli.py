@@ -10,11 +10,8 @@ on stderr, no traceback), 1 internal failure (traceback).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
-import io
-import re
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
@@ -25,29 +22,12 @@ import tyro
 from iclr26_shared.errors import Iclr26Error, UsageError
 from iclr26_shared.runner import CommonFlags, execute, format_number
 from iclr26_shared.spec import MethodSpec
+from iclr26_shared.tyro_errors import one_line_parse_errors
 
 __all__ = ["DEFAULT_PRESET", "SMOKE_NOTE", "Terminated", "main_guard", "parse_method_args", "preflight", "run_methods"]
 
 #: The preset used when ``--preset`` is not given.
 DEFAULT_PRESET = "quick"
-
-_BOX = re.compile(r"^[\s\-─━│┃╭╮╰╯┌┐└┘═║]*$")
-
-
-def _one_line_tyro_error(text: str) -> str:
-    """Condense tyro's boxed error (title, message wrapped over lines, helptext) to the message line."""
-    lines = [ln.strip(" │┃╭╮╰╯─━\t") for ln in text.splitlines()]
-    lines = lines[next((i for i, ln in enumerate(lines) if ln), len(lines)) + 1 :]  # drop the title
-    msg: list[str] = []
-    for ln in lines:
-        if not ln or _BOX.match(ln):
-            if msg:
-                break
-            continue
-        if ln.lower().startswith(("for full helptext", "argument helptext")):
-            break
-        msg.append(ln)
-    return re.sub(r"\s+", " ", " ".join(msg)) or "invalid arguments"
 
 
 def _pre_parse(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> tuple[str, int, list[str]]:
@@ -66,14 +46,10 @@ def _pre_parse(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> tuple[s
         frozen=True,
     )
     helps = [a for a in args if a in ("-h", "--help")]
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err):
-            pre, rest = tyro.cli(
-                pre_cls, args=[a for a in args if a not in helps], prog=prog, return_unknown_args=True, add_help=False
-            )
-    except SystemExit:
-        raise UsageError(f"{prog}: {_one_line_tyro_error(err.getvalue())}") from None
+    with one_line_parse_errors(prog):
+        pre, rest = tyro.cli(
+            pre_cls, args=[a for a in args if a not in helps], prog=prog, return_unknown_args=True, add_help=False
+        )
     if pre.seeds < 1:
         raise UsageError(f"{prog}: --seeds {pre.seeds}: expected a number of seeds >= 1")
     return pre.preset, pre.seeds, [*rest, *helps]
@@ -100,21 +76,15 @@ def parse_method_args(spec: MethodSpec[Any], args: Sequence[str], *, prog: str) 
         f"shown: {preset_name}); any field can then be overridden. --seeds N runs seeds seed..seed+N-1 and "
         "combines each claim into a verdict with a 95% interval."
     )
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err):
-            parsed = tyro.cli(
-                args_cls,
-                args=rest,
-                prog=prog,
-                description=description,
-                default=args_cls(config=default_cfg, common=CommonFlags()),
-                config=(tyro.conf.OmitArgPrefixes,),
-            )
-    except SystemExit as exc:
-        if exc.code in (0, None):
-            raise
-        raise UsageError(f"{prog}: {_one_line_tyro_error(err.getvalue())}") from None
+    with one_line_parse_errors(prog):
+        parsed = tyro.cli(
+            args_cls,
+            args=rest,
+            prog=prog,
+            description=description,
+            default=args_cls(config=default_cfg, common=CommonFlags()),
+            config=(tyro.conf.OmitArgPrefixes,),
+        )
     return parsed.config, parsed.common, preset_name
 
 

@@ -12,18 +12,22 @@ number, ours, the baseline, the paired gain with its 95% interval and the verdic
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
+import difflib
 import subprocess
 import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, Literal
+
+import tyro
 
 from iclr26_shared.cli import main_guard, run_methods
 from iclr26_shared.errors import UsageError
 from iclr26_shared.io import utc_stamp
-from iclr26_shared.spec import PRESET_NAMES, MethodSpec
+from iclr26_shared.spec import MethodSpec
+from iclr26_shared.tyro_errors import one_line_parse_errors
 
 __all__ = ["ENTRY_POINT_GROUP", "discover_methods", "main"]
 
@@ -93,44 +97,90 @@ def bench(root: Path | None, *, only: Sequence[str] | None, out_dir: Path, quick
 # --------------------------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, exit 2
-        raise UsageError(f"{self.prog}: {message}")
+@dataclasses.dataclass(frozen=True)
+class ListCmd:
+    """Installed methods, their domains and presets."""
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="iclr26", description="iclr26: ICLR 2026 papers as tested software.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("list", help="installed methods, their domains and presets")
-    r = sub.add_parser("run", help="run one method: iclr26 run <method> [method flags]", add_help=False)
-    r.add_argument("method_args", nargs=argparse.REMAINDER)
-    rep = sub.add_parser("reproduce", help="run every method's claim experiment and write REPORT.md")
-    rep.add_argument("--preset", default="quick", choices=PRESET_NAMES)
-    rep.add_argument("--only", default="", help="comma-separated method names")
-    rep.add_argument("--out-dir", type=Path, default=Path("runs"))
-    rep.add_argument("--seed", type=int, default=0, help="first seed")
-    rep.add_argument("--seeds", type=int, default=1, help="seeds per method (seed, seed+1, ...); >= 2 gives intervals")
-    rep.add_argument("--device", default="auto")
-    rep.add_argument(
-        "--backend",
-        default=None,
-        choices=("process", "ray"),
-        help="local processes or Ray tasks (default: process; with --resume, the resumed reproduce's backend)",
-    )
-    rep.add_argument("--jobs", type=int, default=1, help="process backend: runs in parallel processes (1: serial)")
-    rep.add_argument(
-        "--address", default=None, help="ray backend: auto or HOST:PORT of a Ray head (default: local Ray)"
-    )
-    rep.add_argument("--resume", type=Path, default=None, metavar="DIR", help="continue the reproduce in DIR")
-    rep.add_argument("--verbose", action="store_true", help="progress bars instead of log lines")
-    m = sub.add_parser("models", help="the trained models a run saved (load them with iclr26_shared.load_model)")
-    m.add_argument("run_dir", type=Path, metavar="RUN_DIR")
-    b = sub.add_parser("bench", help="run the packages' benchmark scripts (JSON ratios)")
-    b.add_argument("--only", default="", help="comma-separated substrings of '<package>/<script>'")
-    b.add_argument("--out-dir", type=Path, default=Path("runs"))
-    b.add_argument("--root", type=Path, default=None, help="workspace root (default: found from cwd)")
-    b.add_argument("--quick", action="store_true")
-    return p
+@dataclasses.dataclass(frozen=True)
+class RunCmd:
+    """Run one method: iclr26 run METHOD [method flags] (the method's flags: iclr26 run METHOD --help)."""
+
+    method: tyro.conf.Positional[Annotated[str, tyro.conf.arg(metavar="METHOD")]]
+    """The method's name (iclr26 list)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ReproduceCmd:
+    """Run every method's claim experiment and write REPORT.md."""
+
+    preset: Literal["smoke", "quick", "full"] = "quick"
+    """The preset every method runs with."""
+    only: str = ""
+    """Comma-separated method names (default: every installed method)."""
+    out_dir: Path = Path("runs")
+    """Where reproduce-<UTC time>/ is written."""
+    seed: int = 0
+    """First seed."""
+    seeds: int = 1
+    """Seeds per method (seed, seed+1, ...); >= 2 gives intervals."""
+    device: str = "auto"
+    """auto, cpu, cuda or cuda:N."""
+    backend: Literal["process", "ray"] | None = None
+    """Local processes or Ray tasks (default: process; with --resume, the resumed reproduce's backend)."""
+    jobs: int = 1
+    """Process backend: runs in parallel processes (1: serial)."""
+    address: str | None = None
+    """Ray backend: auto or HOST:PORT of a Ray head (default: local Ray)."""
+    resume: Path | None = None
+    """Continue the reproduce in this folder."""
+    verbose: bool = False
+    """Progress bars instead of log lines."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelsCmd:
+    """The trained models a run saved (load them with iclr26_shared.load_model)."""
+
+    run_dir: tyro.conf.Positional[Annotated[Path, tyro.conf.arg(metavar="RUN_DIR")]]
+    """A run's folder (<out-dir>/<method>/<run>)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchCmd:
+    """Run the packages' benchmark scripts (JSON ratios)."""
+
+    only: str = ""
+    """Comma-separated substrings of '<package>/<script>'."""
+    out_dir: Path = Path("runs")
+    """Where bench-<UTC time>/ is written."""
+    root: Path | None = None
+    """Workspace root (default: found from the current folder)."""
+    quick: bool = False
+    """The scripts' quick sizes."""
+
+
+_COMMANDS: dict[str, type] = {
+    "list": ListCmd,
+    "run": RunCmd,
+    "reproduce": ReproduceCmd,
+    "models": ModelsCmd,
+    "bench": BenchCmd,
+}
+
+
+def _parse(argv: list[str]) -> Any:
+    """The umbrella's command line, parsed by tyro (one-line errors: :mod:`iclr26_shared.tyro_errors`)."""
+    if argv and not argv[0].startswith("-") and argv[0] not in _COMMANDS:
+        close = difflib.get_close_matches(argv[0], list(_COMMANDS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageError(
+            f"iclr26: invalid choice {argv[0]!r} for the command (expected one of {', '.join(_COMMANDS)}){hint}"
+        )
+    with one_line_parse_errors("iclr26"):
+        return tyro.extras.subcommand_cli_from_dict(
+            _COMMANDS, prog="iclr26", description="iclr26: ICLR 2026 papers as tested software.", args=argv
+        )
 
 
 def _models(run_dir: Path) -> int:
@@ -150,16 +200,18 @@ def _models(run_dir: Path) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    args = _build_parser().parse_args(argv)
-    if args.command == "run":
-        specs, _ = discover_methods()
-        return run_methods(specs, args.method_args, prog="iclr26 run")
-    if args.command == "models":
+    if argv[:1] == ["run"] and argv[1:2] not in (["-h"], ["--help"], []):
+        specs, _ = discover_methods()  # the method's own flags are the method's parser's (tyro) to read
+        return run_methods(specs, argv[1:], prog="iclr26 run")
+    args = _parse(argv)
+    if isinstance(args, RunCmd):  # unreachable: run is dispatched above (kept for the type checker)
+        raise AssertionError(args)
+    if isinstance(args, ModelsCmd):
         return _models(args.run_dir)
     specs, errors = discover_methods()
     for ep, msg in errors.items():
         print(f"warning: domain {ep!r} failed to load: {msg}", file=sys.stderr)
-    if args.command == "list":
+    if isinstance(args, ListCmd):
         if not specs:
             print("no methods installed (install a domain package, e.g. `uv sync`)")
         width = max((len(n) for n in specs), default=0)
@@ -168,7 +220,7 @@ def _main(argv: list[str]) -> int:
         domains = sorted({ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)})
         print(f"domains installed: {', '.join(domains) or 'none'}")
         return 0
-    if args.command == "reproduce":
+    if isinstance(args, ReproduceCmd):
         from iclr26_shared.reproduce import reproduce
 
         only = [s for s in args.only.split(",") if s] or None
@@ -191,10 +243,10 @@ def _main(argv: list[str]) -> int:
         if failed:
             print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1 if failed else 0
-    if args.command == "bench":
+    if isinstance(args, BenchCmd):
         only = [s for s in args.only.split(",") if s] or None
         return 1 if bench(args.root, only=only, out_dir=args.out_dir, quick=args.quick) else 0
-    raise AssertionError(args.command)
+    raise AssertionError(args)
 
 
 def main(argv: list[str] | None = None) -> int:
