@@ -111,3 +111,32 @@ def test_docstrings_cite_the_architecture_in_the_repository() -> None:
     ]
     assert not cites, f"cite docs/architecture.md, not DESIGN.md (not in the repository): {cites}"
     assert (ROOT / "docs" / "architecture.md").is_file()
+
+
+def _help_text(name: str) -> str:
+    import contextlib
+    import io
+    import re
+
+    from iclr26_shared.cli import parse_method_args
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        parse_method_args(SPECS[name], ["--help"], prog=name)
+    return re.sub(r"[\s│]+", " ", out.getvalue())  # tyro wraps help in a box: one line, no box
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_help_shows_every_bound_a_config_field_declares(name: str) -> None:
+    from typing import get_type_hints
+
+    from iclr26_shared.help_bounds import bound_words
+
+    text = _help_text(name)
+    missing = []
+    for cls in _config_classes(SPECS[name].config):
+        for field, tp in get_type_hints(cls, include_extras=True).items():
+            words = bound_words(tp)
+            if words and f"; {words})" not in text and f"; {words.split(', ')[0]}" not in text:
+                missing.append(f"{cls.__name__}.{field}: {words}")
+    assert not missing, f"{name}: bounds not in --help: {missing}"

@@ -76,9 +76,12 @@ def parse_method_args(spec: MethodSpec[Any], args: Sequence[str], *, prog: str) 
         f"shown: {preset_name}); any field can then be overridden. --seeds N runs seeds seed..seed+N-1 and "
         "combines each claim into a verdict with a 95% interval."
     )
+    from iclr26_shared.help_bounds import bounds_registry
+
     with one_line_parse_errors(prog):
         parsed = tyro.cli(
             args_cls,
+            registry=bounds_registry(),
             args=rest,
             prog=prog,
             description=description,
