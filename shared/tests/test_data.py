@@ -39,6 +39,9 @@ def test_fashion_mnist_is_opt_in_with_a_clear_offline_message(tmp_path: Path, mo
     with pytest.raises(DataError, match="apt-get install dataset-fashion-mnist") as err:
         data.load_image_dataset("fashion-mnist")
     assert str(err.value).count(str(tmp_path / "fashion-mnist")) == 1  # $ICLR26_DATA is also the cache
+    with pytest.raises(DataError) as checked:  # the same message, without reading anything
+        data.check_dataset("fashion-mnist")
+    assert str(checked.value) == str(err.value)
     root = tmp_path / "fashion-mnist"
     root.mkdir()
     rng = np.random.default_rng(0)
@@ -46,6 +49,7 @@ def test_fashion_mnist_is_opt_in_with_a_clear_offline_message(tmp_path: Path, mo
     _write_idx(root / "train-labels-idx1-ubyte.gz", np.arange(20) % 10)
     _write_idx(root / "t10k-images-idx3-ubyte.gz", rng.integers(0, 256, (10, 28, 28)))
     _write_idx(root / "t10k-labels-idx1-ubyte.gz", np.arange(10))
+    data.check_dataset("fashion-mnist")  # now present: no error
     ds = data.load_image_dataset("fashion-mnist")
     assert ds.x_train.shape == (20, 28, 28) and ds.classes[0] == "T-shirt/top"
     _write_idx(root / "t10k-labels-idx1-ubyte.gz", np.full(10, 12))
@@ -139,3 +143,18 @@ def test_one_registry_serves_image_sets_and_image_tensors() -> None:
     assert float(sym.x_train.min()) >= -1.0 and float(sym.x_train.max()) <= 1.0 and sym.size == 8
     std = load_image_tensors("digits", n_train=100, n_test=50)
     assert abs(float(std.x_train.mean())) < 1e-4 and std.image_shape == (1, 8, 8) and std.num_classes == 10
+
+
+def test_check_dataset_names_what_is_missing_for_every_opt_in_set(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
+    data.check_dataset("digits")  # offline defaults have nothing to check
+    data.check_dataset("mnist-5k")
+    for name, words in (("cifar10", "CIFAR-10 not found"), ("cifar100", "CIFAR-100 not found")):
+        with pytest.raises(DataError, match=words):
+            data.check_dataset(name)
+    with pytest.raises(DataError, match="unknown data set 'imagenet'; known: .*cifar10"):
+        data.check_dataset("imagenet")
+    (tmp_path / "cifar-100-binary").mkdir()
+    for f in ("train.bin", "test.bin"):
+        (tmp_path / "cifar-100-binary" / f).write_bytes(b"")
+    data.check_dataset("cifar100")

@@ -125,3 +125,23 @@ def test_main_guard_turns_a_broken_pipe_into_a_quiet_exit(capsys) -> None:
 
     assert main_guard(writer) == 141
     assert capsys.readouterr().err == ""
+
+
+def test_a_missing_input_the_config_names_fails_before_the_method_starts(tmp_path: Path) -> None:
+    import dataclasses
+
+    from iclr26_shared.data import check_dataset
+
+    def check_inputs(cfg: ToyConfig) -> None:
+        check_dataset("no-such-set")
+
+    def never(cfg: ToyConfig, run: RunDir) -> dict:
+        raise AssertionError("the run started although its input is missing")
+
+    spec = dataclasses.replace(TOY_SPEC, check_inputs=check_inputs, run=never)
+    for extra in ([], ["--dry-run"]):
+        res = run_cli(
+            lambda a: run_methods({spec.name: spec}, a, prog="t"), ["toy-ridge", "--out-dir", str(tmp_path), *extra]
+        )
+        assert "unknown data set 'no-such-set'" in _one_line(res)
+    assert not any(tmp_path.iterdir())

@@ -187,6 +187,8 @@ def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
     _, n_seeds, _ = _pre_parse(spec, args, prog)
     cfg, flags, preset = parse_method_args(spec, args, prog=prog)
     preflight(flags, n_seeds)
+    if spec.check_inputs is not None:  # opt-in data / files the config names: fail before torch is imported
+        spec.check_inputs(cfg)
     if flags.dry_run:
         from iclr26_shared.dryrun import dry_run, format_dry_run
 

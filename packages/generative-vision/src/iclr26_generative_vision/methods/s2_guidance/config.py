@@ -10,7 +10,7 @@ import annotated_types as at
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["GUIDER_NAMES", "PRESETS", "GuiderName", "S2GuidanceConfig"]
+__all__ = ["check_inputs", "GUIDER_NAMES", "PRESETS", "GuiderName", "S2GuidanceConfig"]
 
 #: A guider the experiments can compare (see ``guidance/factory.py``).
 GuiderName = Literal["cond", "cfg", "s2", "naive-s2", "slg", "autoguidance"]
@@ -139,6 +139,14 @@ class S2GuidanceConfig:
     def run_images(self) -> bool:
         """Whether the image experiment runs."""
         return self.experiment in ("images", "both")
+
+
+def check_inputs(cfg: S2GuidanceConfig) -> None:
+    """An opt-in image set (``fashion-mnist``) must be on disk: checked by the CLI before torch is
+    imported, with the loader's own one-line message (:func:`iclr26_shared.data.check_dataset`)."""
+    from iclr26_shared.data import check_dataset
+
+    check_dataset(cfg.dataset)
 
 
 PRESETS: dict[str, S2GuidanceConfig] = {
