@@ -70,9 +70,8 @@ def test_plots_are_pngs(tmp_path: Path) -> None:
 
 
 def test_bench_measures_ratios_in_one_process(tmp_path: Path, monkeypatch) -> None:
-
     clock = [0.0]
-    monkeypatch.setattr("iclr26_shared.bench.time.perf_counter", lambda: clock[0])
+    monkeypatch.setattr("iclr26_shared.bench._clock", lambda: clock[0])
 
     def work(seconds: float):
         return lambda: clock.__setitem__(0, clock[0] + seconds)
@@ -89,6 +88,26 @@ def test_bench_measures_ratios_in_one_process(tmp_path: Path, monkeypatch) -> No
     assert {"cpus", "foreign_cpu_fraction", "loaded"} <= set(written["machine"])
     with pytest.raises(ValueError):
         measure(work(1.0), repeats=0)
+
+
+def test_measure_times_each_call_on_the_real_clock() -> None:
+    import time
+
+    calls = [0]
+
+    def nap() -> None:
+        calls[0] += 1
+        time.sleep(0.02)
+
+    m = measure(nap, repeats=3, warmup=1)
+    assert calls[0] == 4 and len(m["times_s"]) == 3 and all(0.02 <= t < 0.2 for t in m["times_s"])
+
+
+def test_measure_keeps_the_torch_thread_count() -> None:
+    seen = []
+    before = torch.get_num_threads()
+    measure(lambda: seen.append(torch.get_num_threads()), repeats=2, warmup=0)
+    assert seen == [before, before]
 
 
 def test_assert_close_uses_dtype_tolerances() -> None:

@@ -34,26 +34,30 @@ from iclr26_shared.io import atomic_write_json
 __all__ = ["LOADED_FRACTION", "CpuShare", "PeakMemory", "bench_main", "compare", "cpu_share", "measure", "peak_memory"]
 
 
-def _sync() -> None:
-    import torch
+def _clock() -> float:
+    """torch.utils.benchmark's timer: waits for queued accelerator (CUDA, MPS, ...) work, then reads
+    ``timeit.default_timer``."""
+    from torch.utils.benchmark.utils.timer import timer
 
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        torch.cuda.synchronize()
+    return timer()
 
 
 def measure(fn: Callable[[], Any], *, repeats: int = 5, warmup: int = 1) -> dict[str, Any]:
-    """Median wall time of ``fn()`` over ``repeats`` calls after ``warmup`` calls (CUDA synchronised)."""
+    """Median wall time of ``fn()`` over ``repeats`` calls after ``warmup`` calls.
+
+    Each call is timed on its own with torch.utils.benchmark's timer (:func:`_clock`: queued CUDA work is
+    waited for before the clock is read), at the caller's torch thread count. ``Timer.timeit`` itself is
+    not used: it adds two warm-up calls to every measurement and keeps only the mean, while a benchmark
+    here wants each call's time (``times_s``) for its median and spread, at one call per repeat."""
     if repeats < 1 or warmup < 0:
         raise ValueError("repeats must be >= 1 and warmup >= 0")
     for _ in range(warmup):
         fn()
-    _sync()
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = _clock()
         fn()
-        _sync()
-        times.append(time.perf_counter() - t0)
+        times.append(_clock() - t0)
     return {"median_s": statistics.median(times), "min_s": min(times), "times_s": times, "repeats": repeats}
 
 
@@ -214,7 +218,7 @@ def peak_memory(fn: Callable[[], Any], *, device: str = "cpu", interval_s: float
     try:
         result = fn()
         if cuda:
-            _sync()
+            _clock()  # waits for the queued CUDA work
     finally:
         seconds = time.perf_counter() - t0
         done.set()
