@@ -233,6 +233,21 @@ def test_no_claim_holds_at_chance() -> None:
     assert all(c.verdict != "holds" for c in found), [(c.claim, c.verdict) for c in found]
 
 
+def test_tree_claim_needs_trees_above_random_pairs() -> None:
+    """Chance of tree homophily = class prior Σ p² + 2 binomial SEs on one tree's measured edges."""
+
+    def tree_claim(guided: float, uniform: float):
+        r = _results(0.8, 0.6, 0.9, 0.9, 0.7, guided=guided, uniform=uniform)
+        r["graphs"][0]["class_prior_homophily"] = {"mean": 0.5}
+        r["graphs"][0]["tree_edges_unseen"] = {"mean": 400.0}
+        return next(c for c in claims(r) if "homophilous than uniform" in c.claim)
+
+    assert tree_claim(0.6, 0.4).chance == pytest.approx(0.5 + 2 * (0.25 / 400) ** 0.5)  # 0.55
+    assert tree_claim(0.62, 0.58).verdict == "holds"
+    assert tree_claim(0.6, 0.4).verdict == "inconclusive"  # uniform trees below random pairs
+    assert tree_claim(0.54, 0.3).verdict == "fails"  # guided trees below random pairs
+
+
 def _probe(model: FGL) -> torch.Tensor:
     """Logits of a fixed input on the model's own structure (n and f read off the model)."""
     assert model.structure is not None

@@ -144,6 +144,32 @@ def steps_per_unit(cfg: FGLConfig, ablate: bool) -> int:
     return ks + len(grid(cfg)) + int(cfg.both_directions) + 4 * int(ablate) + len(cfg.compare)
 
 
+def _load(cfg: FGLConfig, phi: float | None, seed: int, device: torch.device) -> Data:
+    """The graph of one unit (the cSBM at ``φ`` drawn with ``seed``, or the named data set) and its split."""
+    params = None
+    if phi is not None:
+        params = CsbmParams(cfg.csbm_nodes, cfg.csbm_features, cfg.csbm_degree, cfg.csbm_epsilon, phi)
+    return load_graph(
+        cfg.dataset,
+        seed=seed,
+        csbm=params,
+        train_per_class=cfg.train_per_class,
+        val_per_class=cfg.val_per_class,
+        split_index=cfg.split_index,
+    ).to(device)
+
+
+def _baseline_kwargs(cfg: FGLConfig) -> dict[str, float]:
+    """The config fields a baseline is built from (see :func:`make_baseline`)."""
+    return dict(
+        hidden=cfg.hidden,
+        dropout=cfg.dropout,
+        appnp_k=cfg.appnp_k,
+        appnp_alpha=cfg.appnp_alpha,
+        gcnii_layers=cfg.gcnii_layers,
+    )
+
+
 def _unit(
     cfg: FGLConfig,
     phi: float | None,
@@ -155,17 +181,7 @@ def _unit(
     """One graph and seed: tune (k, β1, β2) on validation accuracy, then every model's test accuracy and
     the tree diagnostics at the chosen setting. Returns the results and the chosen FGL (best validation
     weights, structure set); ``tick(what)`` is called after every structure and every trained model."""
-    params = None
-    if phi is not None:
-        params = CsbmParams(cfg.csbm_nodes, cfg.csbm_features, cfg.csbm_degree, cfg.csbm_epsilon, phi)
-    data = load_graph(
-        cfg.dataset,
-        seed=seed,
-        csbm=params,
-        train_per_class=cfg.train_per_class,
-        val_per_class=cfg.val_per_class,
-        split_index=cfg.split_index,
-    ).to(device)
+    data = _load(cfg, phi, seed, device)
     g = graph_tensors(data)
     n = g.x.size(0)
     num_classes = int(g.y.max()) + 1
@@ -266,20 +282,15 @@ def _unit(
         diag["tree_homophily_guided"] = tree_homophily(guided, g.y, unseen)
         diag["tree_homophily_uniform"] = tree_homophily(uniform, g.y, unseen)
         diag["class_prior_homophily"] = float((torch.bincount(g.y[unseen]).double() / int(unseen.sum())).pow(2).sum())
+        # tree edges per tree on which tree_homophily_* is measured (the chance band's sample size)
+        diag["tree_edges_unseen"] = float((unseen[guided[:, 0]] & unseen[guided[:, 1]]).sum()) / guided.size(0)
         results["fgl-uniform"] = fit_fgl(structure.with_trees(uniform), betas, what="fgl-uniform")[0]
         results["fgl-single-tree"] = fit_fgl(structure.with_trees(trees[:1]), betas, what="fgl-single-tree")[0]
         results["fgl-no-global"] = fit_fgl(structure, betas, "local", what="fgl-no-global")[0]
         results["fgl-no-local"] = fit_fgl(structure, betas, "global", what="fgl-no-local")[0]
     for name in cfg.compare:
         torch.manual_seed(seed)
-        kw = dict(
-            hidden=cfg.hidden,
-            dropout=cfg.dropout,
-            appnp_k=cfg.appnp_k,
-            appnp_alpha=cfg.appnp_alpha,
-            gcnii_layers=cfg.gcnii_layers,
-        )
-        model = make_baseline(name, g.x.size(1), num_classes, **kw).to(device)
+        model = make_baseline(name, g.x.size(1), num_classes, **_baseline_kwargs(cfg)).to(device)
         results[name] = fit(model, lambda m=model: m(g.x, g.edge_index), name)
     out = {
         "seed": seed,
@@ -348,6 +359,8 @@ def _aggregate(cfg: FGLConfig, units: dict[str, list[dict[str, Any]]]) -> list[d
             "pseudo_test_acc",
             "tree_homophily_guided",
             "tree_homophily_uniform",
+            "class_prior_homophily",
+            "tree_edges_unseen",
             "preprocess_seconds",
             "attention_on_same_class",
             "attention_on_knn_only",
@@ -364,11 +377,18 @@ def _aggregate(cfg: FGLConfig, units: dict[str, list[dict[str, Any]]]) -> list[d
     return graphs
 
 
-def _figures(run: RunDir, graphs: list[dict[str, Any]], ablation_graph: str | None) -> None:
+def _spread(repeats: int) -> str:
+    """What the bands / error bars of the run's figures show (nothing with one repeat)."""
+    return f"mean ± std over {repeats} repeats" if repeats > 1 else "one repeat: no band"
+
+
+def _figures(run: RunDir, graphs: list[dict[str, Any]], ablation_graph: str | None, repeats: int) -> None:
+    """Accuracy vs homophily and the ablation bars. Bands and error bars are the std over this run's
+    ``repeats`` (the replicated ``--seeds N`` runs are separate runs: their spread is in the claims' report)."""
     if len(graphs) > 1:
         order = sorted(graphs, key=lambda g: g["homophily"])
         xs = [g["homophily"] for g in order]
-        main = [m for m in ("fgl", "gcn", "appnp", "gcnii") if all(m in g["accuracy"] for g in order)]
+        main = [m for m in ("fgl", "gcn", "appnp", "gcnii", "mlp", "linear") if all(m in g["accuracy"] for g in order)]
         curves = {m: (xs, [g["accuracy"][m]["mean"] for g in order]) for m in main}
         bands = {
             m: (
@@ -380,21 +400,21 @@ def _figures(run: RunDir, graphs: list[dict[str, Any]], ablation_graph: str | No
         plot_curves(
             run.figure_path("accuracy_vs_homophily"),
             curves,
-            bands=bands,
+            bands=bands if repeats > 1 else None,
             xlabel="edge homophily of the graph",
             ylabel="test accuracy",
-            title="cSBM: accuracy vs homophily (mean ± std over seeds)",
+            title=f"cSBM: accuracy vs homophily ({_spread(repeats)})",
         )
     abl = next((g for g in graphs if g["graph"] == ablation_graph), None)
     if abl is not None and "fgl-uniform" in abl["accuracy"]:
         names = ["fgl", "fgl-uniform", "fgl-single-tree", "fgl-no-global", "fgl-no-local"]
-        names += [b for b in ("gcn", "appnp", "gcnii") if b in abl["accuracy"]]
+        names += [b for b in ("gcn", "appnp", "gcnii", "mlp", "linear") if b in abl["accuracy"]]
         plot_bars(
             run.figure_path("ablation"),
             {n: abl["accuracy"][n]["mean"] for n in names},
-            errors={n: abl["accuracy"][n]["std"] for n in names},
+            errors={n: abl["accuracy"][n]["std"] for n in names} if repeats > 1 else None,
             ylabel="test accuracy",
-            title=f"ablation on {abl['graph']}",
+            title=f"ablation on {abl['graph']} ({_spread(repeats)})",
         )
 
 
@@ -450,7 +470,7 @@ def _run(cfg: FGLConfig, run: RunDir) -> dict[str, Any]:
                 )
             run.save_checkpoint(step, {"units": units})
     graphs = _aggregate(cfg, units)
-    _figures(run, graphs, ablation_graph if cfg.ablations else None)
+    _figures(run, graphs, ablation_graph if cfg.ablations else None, cfg.repeats)
     return {
         "dataset": cfg.dataset,
         "ablation_graph": ablation_graph if cfg.ablations else None,
@@ -547,17 +567,7 @@ def dry_run(cfg: FGLConfig, device: torch.device) -> dict[str, Any]:
     """The preset's first graph at its real size, FGL (and its structure) at the preset's sizes, one Adam
     step on 2 training nodes and one evaluation; also the largest baseline's parameter count."""
     label, phi = graph_names(cfg)[0]
-    params = None
-    if phi is not None:
-        params = CsbmParams(cfg.csbm_nodes, cfg.csbm_features, cfg.csbm_degree, cfg.csbm_epsilon, phi)
-    data = load_graph(
-        cfg.dataset,
-        seed=0,
-        csbm=params,
-        train_per_class=cfg.train_per_class,
-        val_per_class=cfg.val_per_class,
-        split_index=cfg.split_index,
-    ).to(device)
+    data = _load(cfg, phi, 0, device)
     g = graph_tensors(data)
     num_classes = int(g.y.max()) + 1
     structure, _ = build_structure(
@@ -586,13 +596,7 @@ def dry_run(cfg: FGLConfig, device: torch.device) -> dict[str, Any]:
     model.eval()
     with torch.no_grad():
         ev = float(F.cross_entropy(model(g.x)[idx], g.y[idx]))
-    kw = dict(
-        hidden=cfg.hidden,
-        dropout=cfg.dropout,
-        appnp_k=cfg.appnp_k,
-        appnp_alpha=cfg.appnp_alpha,
-        gcnii_layers=cfg.gcnii_layers,
-    )
+    kw = _baseline_kwargs(cfg)
     baselines = {
         b: sum(p.numel() for p in make_baseline(b, g.x.size(1), num_classes, **kw).parameters()) for b in cfg.compare
     }
