@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from iclr26_federated.methods.fedopenmatch.claims import CHANCE_TOL, MARGIN, claims, report
+from iclr26_federated.methods.fedopenmatch.claims import MARGIN, chance_band, chance_levels, claims, report
 from iclr26_federated.methods.fedopenmatch.config import VARIANTS
 
 K = 6
@@ -19,46 +19,73 @@ def _stats(open_bacc: float, closed_acc: float) -> dict[str, Any]:
 
 
 def _results(per_variant: dict[str, tuple[float, float]]) -> dict[str, Any]:
-    return {"variants": {v: _stats(*per_variant[v]) for v in VARIANTS}, "known_classes": K}
+    return {"variants": {v: _stats(*per_variant[v]) for v in VARIANTS}, "known_classes": K, "test_class_counts": COUNTS}
 
 
+COUNTS = [100] * K + [400]  # the quick preset's test set: 100 images per known digit, 400 unknown
 TRIVIAL = (1 / (K + 1), 1 / K)  # an input-independent prediction: open-set bal. acc 1/(K+1), closed 1/K
+# 2 binomial SE of the trivial level, by hand: open (1/7)·sqrt((1/7)(6/7)·(6/100 + 1/400)) = 0.012497,
+# closed sqrt((1/6)(5/6)/600) = 0.015215
+BAND = (2 * 0.0124973, 2 * 0.0152145)
+
+
+def test_chance_band_is_two_binomial_standard_errors_of_the_trivial_level() -> None:
+    res = _results({v: (0.8, 0.9) for v in VARIANTS})
+    band = chance_band(res)
+    assert band["open_bacc"] == pytest.approx((1 / 7, 0.0124973), abs=1e-6)
+    assert band["closed_acc"] == pytest.approx((1 / 6, 0.0152145), abs=1e-6)
+    assert chance_levels(res) == pytest.approx({"open_bacc": 0.167852, "closed_acc": 0.197096}, abs=1e-5)
+    # an unbalanced test set (K = 2): 50 and 150 known images, 40 unknown. Open: p = 1/3,
+    # SE = (1/3)·sqrt((2/9)·(1/50 + 1/150 + 1/40)) = 0.035717; closed: p = 150/200 = 0.75,
+    # SE = sqrt(0.75·0.25/200) = 0.030619
+    small = {"variants": {}, "known_classes": 2, "test_class_counts": [50, 150, 40]}
+    assert chance_band(small)["open_bacc"] == pytest.approx((1 / 3, 0.035717), abs=1e-6)
+    assert chance_band(small)["closed_acc"] == pytest.approx((0.75, 0.030619), abs=1e-6)
+    # fewer test images, wider band
+    res["test_class_counts"] = [25] * K + [100]
+    assert chance_band(res)["open_bacc"][1] == pytest.approx(2 * 0.0124973, abs=1e-6)
 
 
 def test_chance_level_results_hold_no_claim() -> None:
     # every baseline predicts "unknown" for all (open 1/(K+1)) and one class (closed 1/K): the smoke run's case
     chance = {v: TRIVIAL for v in VARIANTS}
     # ours a hair above the others but inside the chance tolerance: it learned nothing, so every claim fails
-    chance["fedopenmatch"] = (TRIVIAL[0] + CHANCE_TOL / 2, TRIVIAL[1] + CHANCE_TOL / 2)
+    chance["fedopenmatch"] = (TRIVIAL[0] + BAND[0] / 2, TRIVIAL[1] + BAND[1] / 2)
     out = claims(_results(chance))
     assert len(out) == 4
     assert [c.verdict for c in out] == ["fails"] * 4, [(c.claim, c.verdict) for c in out]
     # ours clears chance by more than the tolerance, every baseline at the trivial answer: a win over a
     # baseline that learned nothing shows nothing (the paper's OpenMatch at 1.74), so inconclusive
-    chance["fedopenmatch"] = (TRIVIAL[0] + 2 * CHANCE_TOL, TRIVIAL[1] + 2 * CHANCE_TOL)
+    chance["fedopenmatch"] = (TRIVIAL[0] + 2 * BAND[0], TRIVIAL[1] + 2 * BAND[1])
     out = claims(_results(chance))
     assert [c.verdict for c in out] == ["inconclusive"] * 4, [(c.claim, c.verdict) for c in out]
 
 
-def test_ours_must_clear_chance_by_the_tolerance_even_against_a_baseline_just_above_it() -> None:
-    # the issue-40 case: the baseline a hair above chance, ours 0.17 (> baseline + margin): no win
+def test_ours_must_clear_the_chance_band_even_against_a_baseline_just_above_it() -> None:
+    # the issue-40 case: the baseline a hair above chance, ours inside the band (> baseline + margin): no win
     res = {v: (TRIVIAL[0] + 0.002, TRIVIAL[1] + 0.002) for v in VARIANTS}
-    res["fedopenmatch"] = (TRIVIAL[0] + CHANCE_TOL - 0.001, TRIVIAL[1] + CHANCE_TOL - 0.001)
+    res["fedopenmatch"] = (TRIVIAL[0] + BAND[0] - 0.001, TRIVIAL[1] + BAND[1] - 0.001)
     assert res["fedopenmatch"][0] - res["fedavg-openmatch"][0] > MARGIN
     verdicts = [c.verdict for c in claims(_results(res))]
     assert verdicts == ["fails"] * 4
     # ours clears the tolerance but the baselines sit inside it: inconclusive, not a win
-    res["fedopenmatch"] = (TRIVIAL[0] + CHANCE_TOL + 0.01, TRIVIAL[1] + CHANCE_TOL + 0.01)
+    res["fedopenmatch"] = (TRIVIAL[0] + BAND[0] + 0.01, TRIVIAL[1] + BAND[1] + 0.01)
     assert [c.verdict for c in claims(_results(res))] == ["inconclusive"] * 4
 
 
-def test_missing_known_classes_is_an_error() -> None:
+def test_missing_known_classes_or_test_counts_is_an_error() -> None:
     res = _results({v: (0.8, 0.9) for v in VARIANTS})
-    for bad in (None, "6", 1, True):
-        broken = {k: v for k, v in res.items() if k != "known_classes"}
+    for key, bad in (("known_classes", None), ("known_classes", "6"), ("known_classes", 1), ("known_classes", True)):
+        broken = {k: v for k, v in res.items() if k != key}
         if bad is not None:
-            broken["known_classes"] = bad
-        with pytest.raises(ValueError, match="known_classes"):
+            broken[key] = bad
+        with pytest.raises(ValueError, match=key):
+            claims(broken)
+    for bad in (None, [100] * K, [100] * K + [0], [100.0] * (K + 1), "1000"):
+        broken = {k: v for k, v in res.items() if k != "test_class_counts"}
+        if bad is not None:
+            broken["test_class_counts"] = bad
+        with pytest.raises(ValueError, match="test_class_counts"):
             claims(broken)
 
 
@@ -66,10 +93,12 @@ def test_closed_set_chance_is_the_measured_majority_share() -> None:
     res = _results({v: (0.8, 0.30) for v in VARIANTS})
     res["variants"]["fedopenmatch"] = _stats(0.8, 0.34)
     (closed,) = [c for c in claims(res) if "closed-set" in c.claim]
-    assert closed.chance == pytest.approx(1 / K + CHANCE_TOL) and closed.verdict == "holds"
-    res["closed_acc_trivial"] = 0.29  # a test set whose majority class is 29 % of the known images
+    assert closed.chance == pytest.approx(1 / K + BAND[1], abs=1e-6) and closed.verdict == "holds"
+    # a test set whose majority class is 29 % of the 600 known images: p + 2·sqrt(0.29·0.71/600)
+    res["test_class_counts"] = [174, 85, 85, 85, 85, 86, 400]
     (closed,) = [c for c in claims(res) if "closed-set" in c.claim]
-    assert closed.chance == pytest.approx(0.31) and closed.verdict == "inconclusive"  # the baseline is at 0.30
+    assert closed.chance == pytest.approx(0.29 + 2 * 0.0185247, abs=1e-6)
+    assert closed.verdict == "inconclusive"  # the baseline (0.30) is inside the band
 
 
 def test_clear_wins_hold_and_the_best_baseline_decides() -> None:

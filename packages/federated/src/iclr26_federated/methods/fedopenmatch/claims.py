@@ -13,31 +13,43 @@
    paper's L_s) does act: 0.8246 vs 0.8471 at Dir(0.1) (README, "LA ablation").
 3. The unlabelled clients help: its closed-set accuracy is above the labeled-only lower bound (main table).
 
-Every claim carries its chance level (``chance=``): the trivial answer's level plus :data:`CHANCE_TOL`,
-so ours must clear the trivial answer by that margin. The trivial answer is any input-independent
-prediction: its open-set balanced accuracy over K + 1 classes is exactly 1/(K+1) (the recalls of a
-constant prediction sum to 1), its closed-set accuracy is the majority known class's share of the test
-images (``results["closed_acc_trivial"]``, measured on the split; 1/K when absent, as on MNIST-5k's
-balanced test set). Under the strict verdicts (``iclr26_shared.spec.Claim.chance_verdict``) ours at or
-below that level fails (FedOpenMatch learned no more than the trivial answer), and a baseline at or below
-it leaves the claim inconclusive (like the paper's OpenMatch at 1.74: a win over a baseline that learned
-nothing shows nothing). ``results["known_classes"]`` is required (a missing one is a ``ValueError``, not a
-claim without its chance guard). A claim whose variants were not run is left out.
+Every claim carries its chance level (``chance=``): the trivial answer's level plus a noise band,
+so ours must clear the trivial answer by more than a classifier at that level could reach by luck on
+this test set. The trivial answer is any input-independent prediction: its open-set balanced accuracy
+over C = K + 1 classes is exactly 1/C (the recalls of a constant prediction sum to 1), its closed-set
+accuracy is the majority known class's share of the known test images. The band is
+:data:`CHANCE_Z` (2, a ~95% band) standard errors of that level on the actual test set, from the test
+images per class ``n_c`` (``results["test_class_counts"]``: known classes 0..K−1, then every unknown
+image as class K), each class's correct count binomial at the trivial rate p:
+
+- open-set balanced accuracy (the mean of C per-class recalls, p = 1/C):
+  ``SE = (1/C)·sqrt(Σ_c p(1−p)/n_c)``;
+- closed-set accuracy (one binomial over the N = Σ_{c<K} n_c known test images, p = max_c n_c / N):
+  ``SE = sqrt(p(1−p)/N)``.
+
+On the quick preset's test set (100 images per known class, 400 unknown, K = 6) that is
+1/7 + 2·0.0125 = 0.168 open-set and 1/6 + 2·0.0152 = 0.197 closed-set (:func:`chance_levels`). Under the
+strict verdicts (``iclr26_shared.spec.Claim.chance_verdict``) ours at or below that level fails
+(FedOpenMatch learned no more than the trivial answer could by luck), and a baseline at or below it
+leaves the claim inconclusive (like the paper's OpenMatch at 1.74: a win over a baseline that learned
+nothing shows nothing). ``results["known_classes"]`` and ``results["test_class_counts"]`` are required (a
+missing one is a ``ValueError``, not a claim without its chance guard). A claim whose variants were not
+run is left out.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
 from iclr26_shared.tables import markdown_table
 
-__all__ = ["CHANCE_TOL", "MARGIN", "chance_levels", "claims", "la_diagnostic", "report"]
+__all__ = ["CHANCE_Z", "MARGIN", "chance_band", "chance_levels", "claims", "la_diagnostic", "report"]
 
-#: How far above the trivial answer's level a side must be to count as having learned something
-#: (accuracy points): two points, twice the :data:`MARGIN`.
-CHANCE_TOL = 0.02
+#: Standard errors of the trivial level on the test set that ours must clear (~95% band).
+CHANCE_Z = 2.0
 #: What ours must win by (accuracy points), sized from the measured noise: the seed-to-seed standard
 #: deviation of FedOpenMatch's final open-set balanced accuracy and closed-set accuracy over the 3 quick
 #: seeds is 0.009 for both (README table), and the binomial standard error of a balanced accuracy on the
@@ -63,19 +75,53 @@ def _ms(stats: Mapping[str, Any], metric: str) -> str:
     return f"{stats[f'{metric}_mean']:.4f} ± {stats[f'{metric}_std']:.4f} (n={stats['n_seeds']})"
 
 
-def chance_levels(results: Mapping[str, Any]) -> dict[str, float]:
-    """The trivial answer's level of each compared metric plus :data:`CHANCE_TOL`: ``open_bacc`` 1/(K+1)
-    (any input-independent prediction), ``closed_acc`` the majority known class's test share
-    (``results["closed_acc_trivial"]``, else 1/K). Raises ``ValueError`` when ``results["known_classes"]``
-    is missing or not an integer ≥ 2."""
+def _known_classes(results: Mapping[str, Any]) -> int:
     k = results.get("known_classes")
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
         raise ValueError(
             f"FedOpenMatch results need 'known_classes' (an integer >= 2, for the chance levels), got {k!r}"
         )
-    closed = results.get("closed_acc_trivial")
-    closed = float(closed) if isinstance(closed, int | float) and not isinstance(closed, bool) else 1.0 / k
-    return {"open_bacc": 1.0 / (k + 1) + CHANCE_TOL, "closed_acc": closed + CHANCE_TOL}
+    return k
+
+
+def _test_class_counts(results: Mapping[str, Any], k: int) -> list[int]:
+    counts = results.get("test_class_counts")
+    ok = (
+        isinstance(counts, list | tuple)
+        and len(counts) == k + 1
+        and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts)
+    )
+    if not ok:
+        raise ValueError(
+            f"FedOpenMatch results need 'test_class_counts' (K + 1 = {k + 1} positive integers: test images per "
+            f"known class, then the unknown ones; for the chance band), got {counts!r}"
+        )
+    return [int(n) for n in counts]  # pyright: ignore[reportOptionalIterable, reportGeneralTypeIssues]
+
+
+def chance_band(results: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    """(trivial level, its binomial standard error on the test set) per compared metric (module docstring).
+
+    ``open_bacc``: p = 1/C over C = K + 1 classes, ``SE = (1/C)·sqrt(Σ_c p(1−p)/n_c)``; ``closed_acc``:
+    p = the majority known class's share of the N known test images, ``SE = sqrt(p(1−p)/N)``. ``n_c`` is
+    ``results["test_class_counts"]``. Raises ``ValueError`` when it or ``results["known_classes"]`` is
+    missing or malformed."""
+    k = _known_classes(results)
+    counts = _test_class_counts(results, k)
+    c = k + 1
+    p_open = 1.0 / c
+    se_open = math.sqrt(sum(p_open * (1.0 - p_open) / n for n in counts)) / c
+    known = counts[:k]
+    n_known = sum(known)
+    p_closed = max(known) / n_known
+    se_closed = math.sqrt(p_closed * (1.0 - p_closed) / n_known)
+    return {"open_bacc": (p_open, se_open), "closed_acc": (p_closed, se_closed)}
+
+
+def chance_levels(results: Mapping[str, Any]) -> dict[str, float]:
+    """The chance level of each compared metric: the trivial answer's level plus :data:`CHANCE_Z` of its
+    standard errors on the test set (:func:`chance_band`)."""
+    return {m: level + CHANCE_Z * se for m, (level, se) in chance_band(results).items()}
 
 
 def claims(results: Mapping[str, Any]) -> list[Claim]:
@@ -211,7 +257,14 @@ def report(results: Mapping[str, Any]) -> str:
     ]
     headers = ["variant", "open-set bal. acc", "closed-set acc", "unknown recall", "known recall", "seeds"]
     lines = ["## Variants (final round, mean ± std over seeds)", "", markdown_table(headers, rows)]
+    band = chance_band(results)
+    n_test = sum(_test_class_counts(results, _known_classes(results)))
+    levels = "; ".join(
+        f"{m} {lvl:.4f} + {CHANCE_Z:g}·{se:.4f} = {lvl + CHANCE_Z * se:.4f}" for m, (lvl, se) in band.items()
+    )
     lines += [
+        "",
+        f"Chance levels (the trivial answer + {CHANCE_Z:g} binomial SE on the {n_test} test images): {levels}.",
         "",
         f"Engine: {results.get('engine')}; seconds per round: {results.get('seconds_per_round', float('nan')):.3f}.",
     ]

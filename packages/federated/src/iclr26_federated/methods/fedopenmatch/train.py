@@ -200,31 +200,38 @@ def summarize(cfg: FedOpenMatchConfig, jobs: list[dict[str, Any]]) -> dict[str, 
 
 
 def _figures(run: RunDir, cfg: FedOpenMatchConfig, jobs: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+    """Per-round and final open-set balanced accuracy. With several seeds per variant: their mean and a
+    ± 1 sample-std band / error bar (the std of :func:`summarize`); with one seed: that seed's values and no
+    band, and the titles say which of the two is drawn."""
     from iclr26_shared.plotting import plot_bars, plot_curves
 
     curves, bands = {}, {}
+    n_seeds = min(s["n_seeds"] for s in summary.values()) if summary else 1
     for v in summary:
         hs = [j["history"] for j in jobs if j["variant"] == v]
         arr = np.asarray([[row["open_bacc"] for row in h] for h in hs], dtype=float)
-        mean, std = arr.mean(0), arr.std(0)
+        mean = arr.mean(0)
         rounds = list(range(arr.shape[1]))
         curves[v] = (rounds, mean)
-        bands[v] = (mean - std, mean + std)
+        if len(arr) > 1:
+            std = arr.std(0, ddof=1)
+            bands[v] = (mean - std, mean + std)
+    drawn = f"mean ± std over {n_seeds} seeds" if n_seeds > 1 else f"seed {run.seed} (one seed, no spread)"
     plot_curves(
         run.figure_path("open_bacc_per_round"),
         curves,
-        bands=bands,
+        bands=bands or None,
         xlabel="round",
         ylabel="open-set balanced accuracy",
         title=f"{cfg.dataset} {cfg.known_classes}/{cfg.unknown_classes}@{cfg.labels_per_class}, "
-        f"Dir({cfg.dirichlet_alpha})",
+        f"Dir({cfg.dirichlet_alpha}); {drawn}",
     )
     plot_bars(
         run.figure_path("final_open_bacc"),
         {v: s["open_bacc_mean"] for v, s in summary.items()},
-        errors={v: s["open_bacc_std"] for v, s in summary.items()},
+        errors={v: s["open_bacc_std"] for v, s in summary.items()} if n_seeds > 1 else None,
         ylabel="open-set balanced accuracy",
-        title="final round, mean ± std over seeds",
+        title=f"final round, {drawn}",
     )
 
 
@@ -276,11 +283,14 @@ def run_on_grid(cfg: FedOpenMatchConfig, run: RunDir, grid: Grid, engine: str | 
     summary = summarize(cfg, done)
     _figures(run, cfg, done, summary)
     test_y = load_split(job_params(cfg, cfg.variants[0], run.seed)).test_y
-    known = np.bincount(test_y[test_y < cfg.known_classes], minlength=cfg.known_classes)
+    # test images per open-set class (known 0..K-1, then every unknown image as class K): the chance band
+    counts = np.bincount(np.minimum(test_y, cfg.known_classes), minlength=cfg.known_classes + 1)
+    known = counts[: cfg.known_classes]
     round_s = [s for j in done for s in j["round_seconds"] if not math.isnan(s)]
     return {
         "variants": summary,
         "known_classes": cfg.known_classes,
+        "test_class_counts": [int(n) for n in counts],
         # the trivial answer's closed-set accuracy: the majority known class's share of the test images
         "closed_acc_trivial": float(known.max() / max(known.sum(), 1)),
         "jobs": done,
