@@ -22,12 +22,21 @@ from iclr26_science.fmri import (
     ema_update,
     mcr_loss,
     naive_slconv,
+    network_mask_counts,
     slice_mask,
     token_loss,
 )
 from iclr26_science.fmri.tokenizer import NetworkTokenizer
 
 GROUPS = [[0, 3, 5], [1, 2], [4, 6, 7, 8, 9]]
+
+
+def _qkv(enc: torch.nn.Module) -> torch.nn.Linear:
+    """The first transformer block's fused q/k/v projection."""
+    from iclr26_science.fmri.semantoks import Block
+
+    blk = next(m for m in enc.modules() if isinstance(m, Block))
+    return blk.qkv
 
 
 def test_tokenizer_shapes_per_network() -> None:
@@ -136,19 +145,49 @@ def test_curriculum_weight_schedule() -> None:
     assert curriculum_weight(0, 10, schedule="off") == 0.0
 
 
+def _network_rows(m: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Which samples are network masks, and their masked-network counts (whole rows masked)."""
+    rows = np.array([bool(m[b].all(axis=1).any()) and m[b].sum() == m[b].all(axis=1).sum() * m.shape[2]
+                     for b in range(len(m))])  # fmt: skip
+    return rows, [int(m[b].all(axis=1).sum()) for b in np.flatnonzero(rows)]
+
+
 def test_slice_masks() -> None:
-    rng = np.random.default_rng(0)
-    m = slice_mask(200, 7, 5, rng)
-    rows = np.any(np.all(m, axis=2), axis=1)  # network masking: whole rows
-    for b in range(200):
-        if rows[b]:
-            k = int(m[b].all(axis=1).sum())
-            assert 4 <= k <= 5 and m[b].sum() == k * 5  # ⌊r·7⌋ with r in [0.65, 0.85]
-        else:
+    for count in ("official", "ratio"):
+        m = slice_mask(200, 7, 5, np.random.default_rng(0), network_count=count)
+        rows, ks = _network_rows(m)
+        # official randint(max(1, ⌊7·0.65⌋), min(7, ⌊7·0.85⌋)) = randint(4, 5) → 4; ratio ⌊r·7⌋ → 4 or 5
+        assert set(ks) == ({4} if count == "official" else {4, 5})
+        for b in np.flatnonzero(~rows):
             cols = np.flatnonzero(m[b].all(axis=0))
             assert len(cols) in (3, 4) and np.all(np.diff(cols) == 1)  # ⌈r·5⌉ − 1 contiguous patches
             assert m[b].sum() == 7 * len(cols)
-    assert 0.3 < rows.mean() < 0.7
+        assert 0.3 < rows.mean() < 0.7
+
+
+def test_network_mask_counts_match_the_official_masker() -> None:
+    # hand computation of the official network_masker: lo = max(1, int(N·0.65)), randint(lo, min(N, int(N·0.85)))
+    assert network_mask_counts(9, (0.65, 0.85)) == (5, 6)  # int(5.85) = 5, int(7.65) = 7 → {5, 6}
+    assert network_mask_counts(10, (0.65, 0.85)) == (6, 7)  # int(6.5) = 6, int(8.5) = 8 → {6, 7}
+    assert network_mask_counts(7, (0.65, 0.85)) == (4, 4)
+    assert network_mask_counts(2, (0.65, 0.85)) == (1, 1)  # official randint(1, 1) raises: lo alone
+    assert network_mask_counts(8, (0.125, 0.5)) == (1, 3)  # the official default range: randint(1, 4)
+    official = _network_rows(slice_mask(400, 9, 5, np.random.default_rng(1)))[1]
+    ratio = _network_rows(slice_mask(400, 9, 5, np.random.default_rng(1), network_count="ratio"))[1]
+    assert set(official) == {5, 6} and abs(np.mean(official) - 5.5) < 0.15  # uniform over {5, 6}
+    assert set(ratio) == {5, 6, 7}
+
+
+def test_encoder_matches_the_official_init() -> None:
+    torch.manual_seed(5)
+    enc = SemantoksEncoder(GROUPS, dim=512, depth=1, heads=2, patch=16, patches=2)
+    assert _qkv(enc).bias is None  # official Attention: nn.Linear(dim, 3·dim, bias=False)
+    std = float(enc.mask_token.detach().std())
+    assert 0.018 < std < 0.022 and abs(float(enc.mask_token.detach().mean())) < 0.003  # N(0, 0.02²)
+    old = SemantoksEncoder(GROUPS, dim=8, depth=1, heads=2, patch=16, patches=2, qkv_bias=True, mask_std=0.0)
+    assert _qkv(old).bias is not None and torch.equal(old.mask_token.detach(), torch.zeros(8))
+    with pytest.raises(ValueError, match="mask_std"):
+        SemantoksEncoder(GROUPS, dim=8, depth=1, heads=2, patch=16, patches=2, mask_std=-1.0)
 
 
 def test_pretrainer_loss_and_backward() -> None:

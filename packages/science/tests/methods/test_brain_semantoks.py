@@ -54,6 +54,22 @@ def test_presets_validate() -> None:
     assert set(PRESETS) == {"smoke", "quick", "full"}
     full = PRESETS["full"]
     assert (full.dim, full.depth, full.heads, full.crop, full.patch, full.proj_dim) == (768, 8, 12, 100, 20, 128)
+    # official-code defaults, the earlier port behind switches
+    assert (full.network_mask_count, full.qkv_bias, full.mask_token_std) == ("official", False, 0.02)
+
+
+def test_build_encoder_follows_the_switches() -> None:
+    from iclr26_science.fmri.semantoks import Block
+    from iclr26_science.methods.brain_semantoks.model import build_encoder
+
+    def _qkv(enc: Any) -> Any:
+        return next(m for m in enc.modules() if isinstance(m, Block)).qkv
+
+    groups = [[0, 1], [2, 3]]
+    enc = build_encoder(PRESETS["smoke"], groups)
+    assert _qkv(enc).bias is None and float(enc.mask_token.detach().abs().sum()) > 0
+    old = build_encoder(dataclasses.replace(PRESETS["smoke"], qkv_bias=True, mask_token_std=0.0), groups)
+    assert _qkv(old).bias is not None and float(old.mask_token.detach().abs().sum()) == 0
 
 
 def _results(

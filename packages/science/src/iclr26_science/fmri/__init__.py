@@ -47,6 +47,7 @@ from iclr26_science.fmri.semantoks import (
     ema_momentum,
     ema_update,
     mcr_loss,
+    network_mask_counts,
     slice_mask,
     token_loss,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "load_hcp",
     "mcr_loss",
     "naive_slconv",
+    "network_mask_counts",
     "preprocess",
     "quantile_classes",
     "random_crops",

@@ -4,8 +4,9 @@ Shapes: B batch, R ROIs, T = P·L time points, N networks, P patches, D width, p
 
 * :class:`SemantoksEncoder` — tokens ``z [B, N, P, D]`` from :class:`SemanticTokenizer`, plus a learned
   network embedding ``e_n`` and a fixed 1-D sin-cos temporal embedding ``τ_p``; masked student tokens are
-  replaced by a learned mask embedding first; a CLS token is prepended and ``depth`` pre-norm blocks with
-  LayerScale (init 0.1) and a final LayerNorm give ``[B, 1 + N·P, D]``.
+  replaced by a learned mask embedding first (init N(0, 0.02²), as the official code); a CLS token is prepended
+  and ``depth`` pre-norm blocks with LayerScale (init 0.1), qkv projections without bias (official), and a
+  final LayerNorm give ``[B, 1 + N·P, D]``.
 * :class:`ProjectionHead` — ``g: D → hidden → p`` (GELU), L2-normalised (SimDINO: no prototypes).
 * :func:`mcr_loss` — the SimDINO objective ``L_MCR(S, T) = −coeff · C(S, T) − R_ε((S + T)/2)`` with
   ``C = mean_{v≠v'} mean_b ⟨t_v, s_{v'}⟩`` and the coding rate
@@ -44,6 +45,7 @@ __all__ = [
     "ema_momentum",
     "ema_update",
     "mcr_loss",
+    "network_mask_counts",
     "sincos_embedding",
     "slice_mask",
     "token_loss",
@@ -62,13 +64,18 @@ def sincos_embedding(length: int, dim: int) -> torch.Tensor:
 
 
 class Block(nn.Module):
-    """Pre-norm transformer block with LayerScale: ``x + γ₁·Attn(LN x)``, then ``x + γ₂·MLP(LN x)``."""
+    """Pre-norm transformer block with LayerScale: ``x + γ₁·Attn(LN x)``, then ``x + γ₂·MLP(LN x)``.
 
-    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0, layerscale: float = 0.1) -> None:
+    ``qkv_bias``: a bias on the fused q/k/v projection (ViT/ViT-MAE default, used by the BrainLM-style
+    baseline); Brain-Semantoks' official ``Attention`` has none (``nn.Linear(dim, 3·dim, bias=False)``)."""
+
+    def __init__(
+        self, dim: int, heads: int, mlp_ratio: float = 4.0, layerscale: float = 0.1, *, qkv_bias: bool = True
+    ) -> None:
         super().__init__()
         self.heads = heads
         self.norm1 = nn.LayerNorm(dim)
-        self.qkv = nn.Linear(dim, 3 * dim)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim)
         self.norm2 = nn.LayerNorm(dim)
         hidden = int(dim * mlp_ratio)
@@ -89,7 +96,11 @@ class SemantoksEncoder(nn.Module, PyTorchModelHubMixin):
     ``[B, 1 + N·P, D]`` (CLS first, then network-major tokens ``n·P + p``).
 
     Saved and loaded with ``save_pretrained(dir)`` / ``SemantoksEncoder.from_pretrained(dir)``
-    (huggingface_hub: safetensors + the ``__init__`` arguments, ROI groups included, as ``config.json``)."""
+    (huggingface_hub: safetensors + the ``__init__`` arguments, ROI groups included, as ``config.json``).
+
+    Official-code defaults: ``qkv_bias=False`` (no bias on the fused q/k/v projection) and the mask token
+    drawn from N(0, ``mask_std``²) with ``mask_std=0.02``; ``qkv_bias=True, mask_std=0`` is this port's
+    earlier architecture (a qkv bias and a zero mask token)."""
 
     time_embed: torch.Tensor
 
@@ -107,8 +118,12 @@ class SemantoksEncoder(nn.Module, PyTorchModelHubMixin):
         sl_kernel: int = 4,
         sl_scales: int = 3,
         tokenizer: Literal["semantic", "linear"] = "semantic",
+        qkv_bias: bool = False,
+        mask_std: float = 0.02,
     ) -> None:
         super().__init__()
+        if mask_std < 0:
+            raise ValueError(f"mask_std: expected >= 0, got {mask_std}")
         groups = [[int(i) for i in g] for g in groups]
         self.n_networks, self.patches, self.patch, self.dim = len(groups), patches, patch, dim
         self.kind = tokenizer
@@ -119,8 +134,8 @@ class SemantoksEncoder(nn.Module, PyTorchModelHubMixin):
         self.net_embed = nn.Parameter(torch.randn(self.n_networks, dim) * 0.02)
         self.register_buffer("time_embed", sincos_embedding(patches, dim), persistent=False)
         self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
-        self.mask_token = nn.Parameter(torch.zeros(dim))
-        self.blocks = nn.ModuleList(Block(dim, heads, mlp_ratio, layerscale) for _ in range(depth))
+        self.mask_token = nn.Parameter(torch.randn(dim) * mask_std)
+        self.blocks = nn.ModuleList(Block(dim, heads, mlp_ratio, layerscale, qkv_bias=qkv_bias) for _ in range(depth))
         self.norm = nn.LayerNorm(dim)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -230,17 +245,40 @@ def ema_update(teacher: nn.Module, student: nn.Module, momentum: float) -> None:
         bt.copy_(bs)
 
 
+def network_mask_counts(networks: int, ratio: tuple[float, float]) -> tuple[int, int]:
+    """The official ``network_masker``'s range of masked networks ``[lo, hi]`` (inclusive):
+    ``lo = max(1, ⌊N·r_lo⌋)``, ``hi = min(N, ⌊N·r_hi⌋) − 1`` (``torch.randint``'s upper end is exclusive),
+    e.g. {5, 6} of N = 9 at the paper's (0.65, 0.85). Where the official range is empty (it would raise, e.g.
+    N = 2), ``lo`` alone; always within [1, N − 1]."""
+    lo = max(1, int(networks * ratio[0]))
+    hi = min(networks, int(networks * ratio[1])) - 1
+    lo = min(lo, networks - 1)
+    return lo, max(lo, min(hi, networks - 1))
+
+
 def slice_mask(
-    batch: int, networks: int, patches: int, rng: np.random.Generator, ratio: tuple[float, float] = (0.65, 0.85)
+    batch: int,
+    networks: int,
+    patches: int,
+    rng: np.random.Generator,
+    ratio: tuple[float, float] = (0.65, 0.85),
+    network_count: Literal["official", "ratio"] = "official",
 ) -> np.ndarray:
     """The paper's "slice" masks ``[B, N, P]`` (True = masked): per sample, with equal chance, whole networks
-    (``⌊r·N⌋`` random rows, at least 1 and at most N − 1) or one contiguous block of ``⌈r·P⌉ − 1`` patches
-    (at least 1), with ``r ~ U[ratio]``."""
+    or one contiguous block of ``⌈r·P⌉ − 1`` patches (at least 1), with ``r ~ U[ratio]``.
+
+    The number of masked networks k: ``official`` (the official ``network_masker``) draws k uniformly from
+    :func:`network_mask_counts` (independent of r: {5, 6} of 9 at (0.65, 0.85)); ``ratio`` (this port's earlier
+    reading of the paper) takes ``k = ⌊r·N⌋`` clamped to [1, N − 1] ({5, 6, 7} of 9)."""
     out = np.zeros((batch, networks, patches), dtype=bool)
+    lo, hi = network_mask_counts(networks, ratio) if networks > 1 else (0, 0)
     for b in range(batch):
         r = rng.uniform(*ratio)
         if rng.random() < 0.5 and networks > 1:
-            k = min(max(int(r * networks), 1), networks - 1)
+            if network_count == "official":
+                k = int(rng.integers(lo, hi + 1))
+            else:
+                k = min(max(int(r * networks), 1), networks - 1)
             out[b, rng.choice(networks, k, replace=False)] = True
         else:
             k = min(max(math.ceil(r * patches) - 1, 1), max(patches - 1, 1))

@@ -84,6 +84,14 @@ class BrainSemantoksConfig:
     """Lowest slice-mask ratio (paper 0.65)."""
     mask_high: UnitFloat = 0.85
     """Highest slice-mask ratio (paper 0.85)."""
+    network_mask_count: Literal["official", "ratio"] = "official"
+    """Networks a network-slice mask hides: ``official`` draws k uniformly from the official code's
+    ``randint(max(1, ⌊N·mask_low⌋), min(N, ⌊N·mask_high⌋))`` ({5, 6} of 9); ``ratio`` is ``⌊r·N⌋`` with
+    ``r ~ U[mask_low, mask_high]`` ({5, 6, 7} of 9; this port's earlier reading of the paper)."""
+    qkv_bias: bool = False
+    """Bias on the transformer's fused q/k/v projection (official code: none; True = the earlier port)."""
+    mask_token_std: NonNegFloat = 0.02
+    """Standard deviation of the mask token's N(0, σ²) init (official 0.02; 0 = the earlier zero init)."""
     ema_start: Annotated[float, at.Interval(ge=0, le=1)] = 0.99
     """Teacher EMA momentum at step 0, cosine to 1 (paper 0.99)."""
     augment: bool = True

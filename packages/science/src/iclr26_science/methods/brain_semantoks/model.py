@@ -15,6 +15,7 @@ def build_encoder(cfg: BrainSemantoksConfig, groups: Sequence[Sequence[int]]) ->
     return SemantoksEncoder(
         groups, dim=cfg.dim, depth=cfg.depth, heads=cfg.heads, patch=cfg.patch, patches=cfg.crop // cfg.patch,
         sl_kernel=cfg.sl_kernel, sl_scales=cfg.sl_scales, tokenizer=cfg.tokenizer,
+        qkv_bias=cfg.qkv_bias, mask_std=cfg.mask_token_std,
     )  # fmt: skip
 
 

@@ -169,7 +169,8 @@ def _pretrain(
             views = _views(scans, cfg, rng, 2)
             masks = None
             if rng.random() < cfg.masking_frequency:
-                masks = np.stack([slice_mask(cfg.batch_size, n_net, n_patch, rng, (cfg.mask_low, cfg.mask_high))
+                masks = np.stack([slice_mask(cfg.batch_size, n_net, n_patch, rng, (cfg.mask_low, cfg.mask_high),
+                                             cfg.network_mask_count)
                                   for _ in range(2)])  # fmt: skip
             idx = dist.shard(list(range(cfg.batch_size)), what="batch_size")
             v = torch.from_numpy(views[:, idx]).to(device)
@@ -189,7 +190,9 @@ def _pretrain(
             if step % 10 == 0 or step == cfg.steps - 1:
                 log(step, **{f"{name}/{k}": val for k, val in parts.items()})
             bar.advance(loss=parts["loss"])
-    return model.teacher.cpu().eval(), history
+    # trainable again, like its saved copy after from_pretrained (frozen and trainable parameters can take
+    # different CPU kernels, an ulp apart, without the qkv bias)
+    return model.teacher.cpu().eval().requires_grad_(True), history
 
 
 def pretrain_mae(
@@ -370,7 +373,12 @@ def dry_run(cfg: BrainSemantoksConfig, device: torch.device) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     views = torch.from_numpy(_views(hcp.scans[:3], small, rng, 2)).to(device)
     n_patch = cfg.crop // cfg.patch
-    masks = np.stack([slice_mask(2, len(groups), n_patch, rng, (cfg.mask_low, cfg.mask_high)) for _ in range(2)])
+    masks = np.stack(
+        [
+            slice_mask(2, len(groups), n_patch, rng, (cfg.mask_low, cfg.mask_high), cfg.network_mask_count)
+            for _ in range(2)
+        ]
+    )
     model.train()
     loss, _ = model(views, torch.from_numpy(masks).to(device), cfg.ttr_weight)
     opt.zero_grad(set_to_none=True)
