@@ -287,3 +287,15 @@ def test_dry_run_smoke_fits_the_preset_at_its_real_size():
 def test_dry_run_full():
     out = _dry_run("full")
     assert out["parameters"] == out["items"] ** 2 and out["items"] > 1000
+
+
+def test_bar_errors_draws_what_the_label_says():
+    from iclr26_recsys.methods.deql.model import FAMILIES
+    from iclr26_recsys.methods.deql.train import bar_errors
+
+    agg = {"test_std": {f: {"recall@20": 0.01 * (i + 1)} for i, f in enumerate(FAMILIES)}}
+    errors, label = bar_errors(agg, 1, "recall@20")
+    assert errors is None and "no spread" in label and "±" not in label
+    errors, label = bar_errors(agg, 5, "recall@20")
+    assert errors == {f.upper(): 0.01 * (i + 1) for i, f in enumerate(FAMILIES)}
+    assert "± std over 5 splits" in label

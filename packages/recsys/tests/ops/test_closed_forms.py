@@ -134,3 +134,18 @@ def test_invalid_parameters(small_G):
         edlae_weights(G, 0.3, 0.0)
     with pytest.raises(NotPositiveDefiniteError):
         GramFactorization(G, 0.3).deql_form(1.0, 1.0, 0.0)
+
+
+def test_one_factorisation_serves_every_b_and_lambda():
+    """The b-sweep's shared ``eigh`` (benchmarks/deql_fit.py, factored sweep): one ``GramFactorization``
+    gives every ``(λ, b)`` model exactly, against a fresh rank-1 solve per setting (relative ≤ 1e-8)."""
+    rng = np.random.default_rng(3)
+    X = (rng.random((300, 60)) < 0.15).astype(np.float64)
+    X[rng.integers(0, 300, size=60), np.arange(60)] = 1.0
+    G = torch.from_numpy(X.T @ X)
+    fac = GramFactorization(G, 0.25)
+    for l2, b in itertools.product((0.0, 5.0, 100.0, 1000.0), (0.1, 0.75, 1.75, 2.5)):
+        ref = deql_weights_rank1(G, 0.25, 1.0, b, l2)
+        W = fac.weights(fac.deql_form(1.0, b, l2))
+        rel = float(torch.linalg.norm(W - ref) / torch.linalg.norm(ref))
+        assert rel < 1e-8, (l2, b, rel)

@@ -430,3 +430,13 @@ def test_report_tables_render_an_undefined_ens() -> None:
     assert "| 2 " in out  # one row per horizon; missing columns shown as "-"
     row = next(line for line in out.splitlines() if line.startswith("| drqv2-ef"))
     assert "n/a" in row and row.count("|") == 8
+
+
+def test_curve_bands_draws_what_the_title_says():
+    from iclr26_rl.methods.ego_foresight.train import curve_bands
+
+    summary = {"agents": {"drqv2-ef": {"ci_low": [0.0, 1.0], "ci_high": [2.0, 3.0]}}}
+    one = curve_bands(dataclasses.replace(PRESETS["quick"], train_seeds=(1,)), summary)
+    assert one["bands"] is None and "1 seed" in one["title"] and "CI" not in one["title"]
+    three = curve_bands(dataclasses.replace(PRESETS["quick"], train_seeds=(1, 2, 3)), summary)
+    assert three["bands"] == {"drqv2-ef": ([0.0, 1.0], [2.0, 3.0])} and "95% t-CI band over 3 seeds" in three["title"]

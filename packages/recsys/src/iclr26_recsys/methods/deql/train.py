@@ -83,13 +83,23 @@ def _aggregate(splits: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def bar_errors(agg: dict[str, Any], n_splits: int, metric: str) -> tuple[dict[str, float] | None, str]:
+    """Error bars and y-label of the test bar chart: ± the std over splits (``np.std``, ddof 0, as
+    ``test_std``) drawn and named only with two or more splits; one split draws bare bars and says so."""
+    if n_splits < 2:
+        return None, f"test {metric} (1 split: no spread drawn)"
+    errors = {f.upper(): agg["test_std"][f][metric] for f in FAMILIES}
+    return errors, f"test {metric} (bars: mean; whiskers: ± std over {n_splits} splits)"
+
+
 def _figures(run: RunDir, cfg: DEQLConfig, splits: list[dict[str, Any]], agg: dict[str, Any]) -> None:
     m = "recall@20"
+    errors, ylabel = bar_errors(agg, len(splits), m)
     plot_bars(
         run.figure_path("test_recall20"),
         {f.upper(): agg["test_mean"][f][m] for f in FAMILIES},
-        errors={f.upper(): agg["test_std"][f][m] for f in FAMILIES},
-        ylabel=f"test {m} (mean ± std over {len(splits)} splits)",
+        errors=errors,
+        ylabel=ylabel,
         title=f"{cfg.dataset}: tuned on validation users",
     )
     if cfg.sweep:

@@ -437,6 +437,17 @@ def _aggregate(cfg: EgoForesightConfig, jobs: list[dict[str, Any]]) -> dict[str,
     return out
 
 
+def curve_bands(cfg: EgoForesightConfig, summary: dict[str, Any]) -> dict[str, Any]:
+    """Bands and title of the learning-curve figure: the 95% Student-t CI band is drawn (and named in the
+    title) only with two or more seeds; one seed draws the bare curve and its title says so."""
+    n = len(cfg.train_seeds)
+    labels: dict[str, Any] = {"xlabel": "environment frames", "ylabel": "evaluation return"}
+    if n < 2:
+        return {**labels, "bands": None, "title": f"{cfg.env}: 1 seed (no band: spread needs 2+ seeds)"}
+    bands = {name: (a["ci_low"], a["ci_high"]) for name, a in summary["agents"].items()}
+    return {**labels, "bands": bands, "title": f"{cfg.env}: mean and 95% t-CI band over {n} seeds"}
+
+
 def run(cfg: EgoForesightConfig, run_dir: RunDir) -> dict[str, Any]:
     """Train every job of ``cfg`` (resuming from the last checkpoint), then aggregate and plot."""
     finished: list[dict[str, Any]] = []
@@ -455,15 +466,7 @@ def run(cfg: EgoForesightConfig, run_dir: RunDir) -> dict[str, Any]:
         run_dir.save_checkpoint((job + 1) * cfg.steps, {"job": job + 1, "finished": finished, "train": None})
     summary = _aggregate(cfg, finished)
     curves = {n: (a["eval_frames"], a["mean_return"]) for n, a in summary["agents"].items()}
-    bands = {n: (a["ci_low"], a["ci_high"]) for n, a in summary["agents"].items()}
-    plot_curves(
-        run_dir.figure_path("learning_curves"),
-        curves,
-        bands=bands,
-        xlabel="environment frames",
-        ylabel="evaluation return",
-        title=f"{cfg.env}: mean and 95% CI over {len(cfg.train_seeds)} seed(s)",
-    )
+    plot_curves(run_dir.figure_path("learning_curves"), curves, **curve_bands(cfg, summary))
     if "prediction" in summary:
         ph = summary["prediction"]["per_horizon"]
         ks = list(range(1, cfg.horizon + 1))
