@@ -15,6 +15,7 @@ from iclr26_generative_vision.data.causal_triplet import (
     VERBS,
     antonym_index,
     compositional_split,
+    draw_sample,
     load_or_render,
     make_split,
     render_pairs,
@@ -41,6 +42,40 @@ def test_every_action_changes_the_image_and_labels_are_valid() -> None:
     assert (diff > 0).all(), [(VERBS[v], NOUNS[o]) for v, o, d in zip(verbs, nouns, diff, strict=True) if d == 0]
     for v, o in zip(verbs, nouns, strict=True):
         assert VERBS[v] in NOUN_VERBS[NOUNS[o]]
+
+
+def _state(verb: str, noun: str, index: int) -> tuple[float, float]:
+    """(before, after) of the state an action changes: openness, glow, or the object's x offset from the
+    camera's aim."""
+    s = draw_sample(0, index, VERBS.index(verb), NOUNS.index(noun), 0)
+    if verb in ("open", "close"):
+        return s.openness
+    if verb in ("turn-on", "turn-off"):
+        return s.glow
+    return s.pos[0] - s.camera[3], s.pos[0] + s.shift - s.camera[3]
+
+
+@pytest.mark.parametrize(
+    ("verb", "antonym", "noun"),
+    [("open", "close", "cabinet"), ("close", "open", "chest"), ("turn-on", "turn-off", "lamp"),
+     ("turn-off", "turn-on", "tv"), ("move-left", "move-right", "cup"), ("move-right", "move-left", "ball")],
+)  # fmt: skip
+def test_no_antonym_is_the_mirror_image_of_its_verb(verb: str, antonym: str, noun: str) -> None:
+    """Issue 36: the swapped (after, before) states of the antonym never fall in the verb's own support
+    (version 2 drew them from the same distribution: every held-out comp pair looked like a swapped
+    training pair). Support edges by hand: open after >= 0.7 vs a swapped close after <= 0.6; turn-on
+    after <= 0.6 vs swapped turn-off after >= 0.8; a move starts within 0.03 of the aim, a swapped one
+    at least 0.13 - 0.03 away."""
+    own = np.array([_state(verb, noun, i) for i in range(200)])
+    swapped = np.array([_state(antonym, noun, i)[::-1] for i in range(200)])
+    if verb.startswith("move"):
+        assert np.abs(own[:, 0]).max() <= 0.03 and np.abs(swapped[:, 0]).min() >= 0.1
+    elif verb in ("open", "turn-off"):  # the verb's high state vs the antonym's
+        hi = 1 if verb == "open" else 0
+        assert own[:, hi].min() >= 0.7 and swapped[:, hi].max() <= 0.6
+    else:  # close, turn-on: the antonym's high state is above the verb's
+        hi = 0 if verb == "close" else 1
+        assert own[:, hi].max() <= 0.6 and swapped[:, hi].min() >= 0.7
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])

@@ -6,10 +6,20 @@ module builds the same kind of pairs from MuJoCo scenes written here as MJCF: a 
 object classes made of primitives, some with a hinge or slide joint (cabinet, drawer, chest, laptop), some
 with an emissive part and a light (lamp, tv, laptop), and a few distractor objects. The seven actions are
 
-* ``open`` / ``close``: the object's joint goes from openness ≈ 0 to ≈ 0.8 (ProcTHOR's openness) or back;
-* ``turn-on`` / ``turn-off``: the emissive part (and the lamp's light) is switched on or off;
-* ``move-left`` / ``move-right``: the object slides sideways along the table (left/right of the camera);
+* ``open`` / ``close``: ``open`` takes a shut object (openness 0–0.1) to wide open (0.7–0.95, ProcTHOR's
+  openness ≈ 0.8); ``close`` shuts (to 0–0.05) an object left ajar (0.3–0.6);
+* ``turn-on`` / ``turn-off``: ``turn-on`` lights a dark part to a dim glow (level 0.35–0.6, a lamp
+  warming up), ``turn-off`` darkens a fully lit one (0.8–1.0) to 0;
+* ``move-left`` / ``move-right``: the object slides sideways along the table (left/right of the camera),
+  the camera aimed at where it stood *before*, and it turns a little (yaw ± 0.25 rad) as it slides;
 * ``recolour``: the object's main colour changes hue.
+
+Antonyms are **not mirror images** (generator version 3): swapping the before and after images of an
+action never gives a sample its antonym can draw (the supports of (before, after) states are disjoint:
+a swapped ``close`` opens only to 0.3–0.6, a swapped ``turn-off`` lights to 0.8–1.0, a swapped move starts
+off-centre). With mirrored antonyms (version 2: (lo, hi) ↔ (hi, lo), on/off swapped, the camera at the
+move's midpoint) every held-out compositional pair was distributed like a swapped training pair of its
+antonym on the same noun, which CDE's antisymmetric δ = φ(x̃) − φ(x) reads exactly (issue 36).
 
 Antonym pairs (as the benchmark's ``(close, open), (turnon, turnoff)``): ``ANTONYMS``. Every sample draws
 its own camera (azimuth, elevation, distance, a target near the object: Causal Triplet's single-object
@@ -72,7 +82,7 @@ __all__ = [
 ]
 
 #: Version of the scene and the sampling rules; part of the cache key (bump it when either changes).
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 VERBS: tuple[str, ...] = ("open", "close", "turn-on", "turn-off", "move-left", "move-right", "recolour")
 NOUNS: tuple[str, ...] = ("cabinet", "drawer", "chest", "laptop", "lamp", "tv", "cup", "ball")
@@ -259,8 +269,9 @@ class _Sample:
     hue: float  # main colour (before), HSV hue
     sat_val: tuple[float, float]
     openness: tuple[float, float]  # before, after (articulated classes)
-    on: tuple[bool, bool]  # before, after (switchable classes)
+    glow: tuple[float, float]  # emission level before, after (switchable classes; 0 = off)
     shift: float  # sideways move (after − before), metres, signed
+    turn: float  # yaw change of a moved object (after − before), radians
     new_hue: float
     camera: tuple[float, float, float, float, float, float]  # azimuth, elevation, distance, lookat x, y, z
     light: tuple[float, float, float, float]  # key light x, y, z, intensity
@@ -278,23 +289,31 @@ def draw_sample(seed: int, index: int, verb: int, noun: int, max_distractors: in
     rng = np.random.default_rng([seed, index, GENERATOR_VERSION])
     name = VERBS[verb]
     x, y = float(rng.uniform(-0.22, 0.22)), float(rng.uniform(-0.08, 0.06))
-    shift = 0.0
+    shift, turn = 0.0, 0.0
     if name in ("move-left", "move-right"):
         mag = float(rng.uniform(0.13, 0.2))
         shift = -mag if name == "move-left" else mag
+        turn = float(rng.uniform(-0.25, 0.25))
         x = float(np.clip(x, -0.3 + max(0.0, -shift), 0.3 - max(0.0, shift)))
-    o_lo, o_hi = float(rng.uniform(0.0, 0.12)), float(rng.uniform(0.7, 0.9))
+    # Asymmetric antonyms (no swap of one is a sample of the other): open = shut -> wide open, close = ajar
+    # -> shut; turn-on = dark -> dim, turn-off = bright -> dark.
+    o_shut, o_wide = float(rng.uniform(0.0, 0.1)), float(rng.uniform(0.7, 0.95))
     if name == "open":
-        openness = (o_lo, o_hi)
+        openness = (o_shut, o_wide)
     elif name == "close":
-        openness = (o_hi, o_lo)
+        openness = (float(rng.uniform(0.3, 0.6)), float(rng.uniform(0.0, 0.05)))
     else:
-        o = float(rng.choice([o_lo, o_hi]))
+        o = float(rng.choice([o_shut, o_wide]))
         openness = (o, o)
-    on0 = bool(rng.integers(2))
-    on = (False, True) if name == "turn-on" else (True, False) if name == "turn-off" else (on0, on0)
+    g0 = float(rng.uniform(0.35, 1.0)) if rng.integers(2) else 0.0
+    if name == "turn-on":
+        glow = (0.0, float(rng.uniform(0.35, 0.6)))
+    elif name == "turn-off":
+        glow = (float(rng.uniform(0.8, 1.0)), 0.0)
+    else:
+        glow = (g0, g0)
     if NOUNS[noun] == "laptop" and name in ("turn-on", "turn-off"):
-        openness = (o_hi, o_hi)  # a laptop's display is seen only when it is open
+        openness = (o_wide, o_wide)  # a laptop's display is seen only when it is open
     hue = float(rng.uniform())
     new_hue = (hue + float(rng.uniform(0.25, 0.75))) % 1.0 if name == "recolour" else hue
     sat_val = (float(rng.uniform(0.55, 0.95)), float(rng.uniform(0.55, 0.95)))
@@ -302,7 +321,7 @@ def draw_sample(seed: int, index: int, verb: int, noun: int, max_distractors: in
         float(rng.uniform(65, 115)),
         float(rng.uniform(-40, -22)),
         float(rng.uniform(0.6, 0.8)),
-        float(x + shift / 2 + rng.uniform(-0.03, 0.03)),
+        float(x + rng.uniform(-0.03, 0.03)),  # where the object stands before the action
         float(y + rng.uniform(-0.03, 0.03)),
         float(_TABLE_Z + rng.uniform(0.06, 0.12)),
     )
@@ -331,8 +350,9 @@ def draw_sample(seed: int, index: int, verb: int, noun: int, max_distractors: in
         hue=hue,
         sat_val=sat_val,
         openness=openness,
-        on=on,
+        glow=glow,
         shift=shift,
+        turn=turn,
         new_hue=new_hue,
         camera=camera,
         light=light,
@@ -440,7 +460,8 @@ class TripletRenderer:
         x = s.pos[0] + (s.shift if after else 0.0)
         b = self._body[noun]
         m.body_pos[b] = (x, s.pos[1], _TABLE_Z)
-        m.body_quat[b] = (np.cos(s.yaw / 2), 0.0, 0.0, np.sin(s.yaw / 2))
+        yaw = s.yaw + (s.turn if after else 0.0)
+        m.body_quat[b] = (np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2))
         hue = s.new_hue if after else s.hue
         rgb = _hsv(hue, *s.sat_val)
         for g in _MAIN_GEOMS[noun]:
@@ -448,15 +469,15 @@ class TripletRenderer:
         d.qpos[:] = 0.0
         if noun in _JOINTS:
             d.qpos[self._qadr[noun]] = (s.openness[1] if after else s.openness[0]) * _JOINTS[noun][1]
-        on = s.on[1] if after else s.on[0]
+        g = s.glow[1] if after else s.glow[0]
         for n, mid in self._mat.items():
-            if n == noun and on:
-                m.mat_rgba[mid] = (1.0, 0.95, 0.7, 1.0) if n == "lamp" else (0.55, 0.8, 1.0, 1.0)
-                m.mat_emission[mid] = 1.0
-            else:
-                m.mat_rgba[mid] = (0.55, 0.55, 0.5, 1.0) if n == "lamp" else (0.04, 0.04, 0.05, 1.0)
-                m.mat_emission[mid] = 0.0
-        m.light_active[self._lamp_light] = bool(noun == "lamp" and on)
+            off = np.array((0.55, 0.55, 0.5) if n == "lamp" else (0.04, 0.04, 0.05))
+            lit = np.array((1.0, 0.95, 0.7) if n == "lamp" else (0.55, 0.8, 1.0))
+            level = g if n == noun else 0.0
+            m.mat_rgba[mid] = (*((1 - level) * off + level * lit), 1.0)
+            m.mat_emission[mid] = level
+        m.light_active[self._lamp_light] = bool(noun == "lamp" and g > 0)
+        m.light_diffuse[self._lamp_light] = (g, 0.9 * g, 0.6 * g)
         for k, dname in enumerate(_DISTRACTORS):
             visible, dx, dy, dh, dv = s.distractors[k]
             if visible:

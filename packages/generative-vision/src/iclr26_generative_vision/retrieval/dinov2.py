@@ -6,8 +6,17 @@ uint8) is replicated to RGB, resized to the nearest multiple of the patch size `
 (``H' = p·round(H/p)``), normalised with the ImageNet mean/std, and run through a Hugging Face
 ``Dinov2Model``; the patch tokens ``last_hidden_state[:, 1:]`` ``[(H'/p)·(W'/p), D]`` are the local
 descriptors, their ``xy`` the patch centres in the view's pixel frame (for RANSAC). When there are more
-than ``max_keypoints`` patches the ones with the largest token norm are kept (a saliency proxy; the paper
-keeps all 700 at 518²·scale). The global descriptor stays the benchmark's mean of local descriptors.
+than ``max_keypoints`` patches, ``select`` picks which are kept, as ``elvis/extract/extract.py``
+(``process_image_batches`` + ``get_local``) does with ``torch.topk`` (highest weight first):
+
+* ``"cls"`` (default): the official code's weight when it runs without its trained detector,
+  ``w_n = cos(CLS, t_n)`` (``einsum('qd,qdji->qji', cls, normalize(feats))``), the top ``max_keypoints``
+  in descending weight. The paper's own pipeline scores patches with a trained ``SpatialAttention2d``
+  detector (1×1 conv → BN → ReLU → 1×1 conv → softplus) whose weights are downloaded from the authors'
+  server: not offline, so not implemented;
+* ``"norm"``: the largest token norms, kept in patch order (a saliency proxy; this package's earlier rule).
+
+The global descriptor stays the benchmark's mean of local descriptors.
 
 Weights are never downloaded: :func:`load_dinov2` reads a local checkpoint folder (``config.json`` and
 ``model.safetensors``/``pytorch_model.bin``, as written by ``save_pretrained``) or a model id that is
@@ -18,7 +27,7 @@ already in the Hugging Face cache, with ``local_files_only=True``; anything else
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import torch
@@ -80,8 +89,11 @@ def load_dinov2(source: str | None) -> Dinov2Model:
 
 
 @torch.no_grad()
-def dinov2_describe(model: Dinov2Model, img: np.ndarray, max_keypoints: int) -> tuple[np.ndarray, np.ndarray]:
-    """Patch-token descriptors ``[n, D]`` (unit rows, ``n ≤ max_keypoints``) of a grey view, and their ``xy [n, 2]``."""
+def dinov2_describe(
+    model: Dinov2Model, img: np.ndarray, max_keypoints: int, select: Literal["cls", "norm"] = "cls"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Patch-token descriptors ``[n, D]`` (unit rows, ``n ≤ max_keypoints``) of a grey view, and their ``xy [n, 2]``
+    (``select``: which patches are kept, see the module docstring)."""
     if img.ndim != 2:
         raise DataError(f"dinov2_describe expects a grey image [H, W], got shape {img.shape}")
     patch = model.config.patch_size
@@ -93,10 +105,15 @@ def dinov2_describe(model: Dinov2Model, img: np.ndarray, max_keypoints: int) -> 
     mean = torch.tensor(_MEAN).view(1, 3, 1, 1)
     std = torch.tensor(_STD).view(1, 3, 1, 1)
     dtype = next(model.parameters()).dtype
-    tokens = model(pixel_values=((x - mean) / std).to(dtype)).last_hidden_state[0, 1:].float()  # [hp·wp, D]
+    hidden = model(pixel_values=((x - mean) / std).to(dtype)).last_hidden_state[0].float()  # [1 + hp·wp, D]
+    cls, tokens = hidden[0], hidden[1:]
     ys, xs = np.meshgrid(np.arange(hp), np.arange(wp), indexing="ij")
     xy = np.stack([(xs.ravel() + 0.5) * w / wp, (ys.ravel() + 0.5) * h / hp], 1).astype(np.float32)
-    norms = tokens.norm(dim=1)
-    keep = torch.argsort(norms, descending=True, stable=True)[:max_keypoints].sort().values
+    if select == "cls":  # official: w = <normalize(cls), normalize(t_n)>, torch.topk (descending weight)
+        weights = F.normalize(tokens, dim=1) @ F.normalize(cls, dim=0)
+        keep = torch.topk(weights, k=min(max_keypoints, len(weights))).indices
+    else:
+        norms = tokens.norm(dim=1)
+        keep = torch.argsort(norms, descending=True, stable=True)[:max_keypoints].sort().values
     desc = F.normalize(tokens[keep], dim=1)
     return desc.numpy().astype(np.float32), xy[keep.numpy()]

@@ -42,6 +42,10 @@ class ELViSConfig:
     dinov2_weights: str | None = None
     """descriptor=dinov2: a local Hugging Face Dinov2Model folder (config.json + model.safetensors), or a model
     id already in the Hugging Face cache; None looks up facebook/dinov2-small in the cache. Never downloaded."""
+    dinov2_select: Literal["cls", "norm"] = "cls"
+    """descriptor=dinov2: which ``max_keypoints`` patches are kept: ``cls`` = the official extractor's
+    detector-free weight cos(CLS, patch token), top-k by weight (its trained SpatialAttention2d detector is
+    not offline); ``norm`` = the largest token norms (this package's earlier rule)."""
     cnn_steps: PosInt = 300
     """Training steps of the patch CNN (descriptor=cnn; 64 patch pairs per step)."""
     max_keypoints: PosInt = 128

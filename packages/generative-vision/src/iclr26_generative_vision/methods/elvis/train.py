@@ -70,7 +70,9 @@ def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, Retri
     elif cfg.descriptor == "dinov2":  # opt-in: local weights only (one DataError line when absent)
         from iclr26_generative_vision.retrieval.dinov2 import dinov2_describe, load_dinov2
 
-        describe = partial(dinov2_describe, load_dinov2(cfg.dinov2_weights), max_keypoints=cfg.max_keypoints)
+        describe = partial(
+            dinov2_describe, load_dinov2(cfg.dinov2_weights), max_keypoints=cfg.max_keypoints, select=cfg.dinov2_select
+        )
 
     def domain(name: str, src: dict[str, np.ndarray], views: int, seed_: int, queries: bool = True) -> RetrievalSet:
         return make_domain(
