@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         split_half_dependence,
         split_half_mean,
     )
+    from iclr26_theory_metrics.ops.hsic_null import split_half_gamma, split_half_moments
     from iclr26_theory_metrics.ops.neural_collapse import (
         METRIC_KEYS,
         ClassStats,
@@ -92,7 +93,9 @@ __all__ = [
     "richness_spectrum",
     "simulate_ufm",
     "split_half_dependence",
+    "split_half_gamma",
     "split_half_mean",
+    "split_half_moments",
 ]
 
 _WHERE = {
@@ -135,6 +138,7 @@ _WHERE = {
         ],
         "iclr26_theory_metrics.ops.hsic",
     ),
+    **dict.fromkeys(["split_half_gamma", "split_half_moments"], "iclr26_theory_metrics.ops.hsic_null"),
     "evaluate_unlearning": "iclr26_theory_metrics.methods.hsic_unlearning.protocol",
     **dict.fromkeys(
         ["SGDW", "InterpolatedAdamW", "Signum", "SignumW", "make_optimizer"], "iclr26_theory_metrics.optim"

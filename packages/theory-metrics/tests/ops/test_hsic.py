@@ -175,6 +175,26 @@ def test_decision_picks_the_reference_of_the_same_distribution() -> None:
     assert d.out_of_training and d.mwu_p_it < d.mwu_p_oot
 
 
+@pytest.mark.parametrize("rule", ["jsd", "mann-whitney"])
+def test_decision_tie_break_when_no_histogram_bin_is_shared(rule: str) -> None:
+    # three narrow distributions that share no bin: both JSDs are 1 and both Mann-Whitney p-values equal
+    g = torch.Generator().manual_seed(0)
+    it = 1.00 + 1e-3 * torch.rand(200, generator=g, dtype=torch.float64)
+    oot = 1.10 + 1e-3 * torch.rand(200, generator=g, dtype=torch.float64)
+    near_oot = 1.07 + 1e-3 * torch.rand(200, generator=g, dtype=torch.float64)
+    near_it = 1.03 + 1e-3 * torch.rand(200, generator=g, dtype=torch.float64)
+    d = classify_subset(near_oot, it, oot, rule=rule)  # type: ignore[arg-type]
+    assert d.tied and d.out_of_training
+    if rule == "jsd":
+        assert d.jsd_it == pytest.approx(1.0) and d.jsd_oot == pytest.approx(1.0)
+    assert d.tied and not classify_subset(near_it, it, oot, rule=rule).out_of_training  # type: ignore[arg-type]
+    # the literal strict rule reads every tie as "in training", whatever the data
+    lit = classify_subset(near_oot, it, oot, rule=rule, tie_break="in-training")  # type: ignore[arg-type]
+    assert lit.tied and not lit.out_of_training
+    # no tie when the histograms overlap: the rule decides, not the tie-break
+    assert not classify_subset(oot[:100], it, oot).tied
+
+
 def test_mmd_and_f1() -> None:
     x, _ = _independent(100, 0)
     y, _ = _independent(100, 1)

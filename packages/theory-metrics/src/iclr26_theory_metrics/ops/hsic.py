@@ -439,6 +439,8 @@ class SubsetDecision:
         jsd_oot: JSD(H(S_tar), H(S_OOT)).
         mwu_p_it: Mann–Whitney U two-sided p-value of H(S_tar) vs H(S_IT).
         mwu_p_oot: Mann–Whitney U two-sided p-value of H(S_tar) vs H(S_OOT).
+        tied: the rule's two scores were equal (typically both JSDs saturated at 1: the target's histogram shares
+            no bin with either reference), so ``tie_break`` decided.
     """
 
     out_of_training: bool
@@ -446,6 +448,7 @@ class SubsetDecision:
     jsd_oot: float
     mwu_p_it: float
     mwu_p_oot: float
+    tied: bool = False
 
 
 def classify_subset(
@@ -455,11 +458,18 @@ def classify_subset(
     *,
     bins: int = 30,
     rule: Literal["jsd", "mann-whitney"] = "jsd",
+    tie_break: Literal["nearest-median", "in-training"] = "nearest-median",
 ) -> SubsetDecision:
     """The paper's decision protocol on three split-half dependence distributions ``[B]``: "out of training" iff
     JSD(target, OOT) < JSD(target, IT), histograms on ``bins`` equal bins over the pooled range of all three
     (``rule="mann-whitney"``: iff the Mann–Whitney U p-value against OOT exceeds the one against IT, i.e. the
-    target is less distinguishable from the unseen reference)."""
+    target is less distinguishable from the unseen reference).
+
+    Ties. When the target's histogram shares no bin with either reference both JSDs are exactly 1 (and both
+    Mann–Whitney p-values equal), and the strict rule says "in training" whatever the data. The paper does not
+    say what a tie means; ``tie_break`` decides it:
+    ``"nearest-median"`` (default) picks the reference whose median H is nearer the target's, the limit of the JSD
+    comparison as the bins widen; ``"in-training"`` keeps the literal strict rule (a tie reads "in")."""
     from scipy.stats import mannwhitneyu
 
     allv = torch.cat([target, in_training, out_of_training]).double().cpu()
@@ -471,8 +481,14 @@ def classify_subset(
     t = target.double().cpu().numpy()
     p_it = float(mannwhitneyu(t, in_training.double().cpu().numpy()).pvalue)
     p_oot = float(mannwhitneyu(t, out_of_training.double().cpu().numpy()).pvalue)
-    oot = j_oot < j_it if rule == "jsd" else p_oot > p_it
-    return SubsetDecision(bool(oot), j_it, j_oot, p_it, p_oot)
+    a, b = (j_oot, j_it) if rule == "jsd" else (-p_oot, -p_it)  # out of training iff a < b
+    tied = a == b
+    if tied and tie_break == "nearest-median":
+        med = float(target.double().median())
+        oot = abs(med - float(out_of_training.double().median())) < abs(med - float(in_training.double().median()))
+    else:
+        oot = a < b
+    return SubsetDecision(bool(oot), j_it, j_oot, p_it, p_oot, bool(tied))
 
 
 def mmd2_unbiased(x: torch.Tensor, y: torch.Tensor, kernel: Kernel = "rbf", sigma: Sigma = None) -> float:

@@ -68,3 +68,27 @@ def test_evaluate_unlearning_on_a_plain_sequential_with_dataloaders() -> None:
         evaluate_unlearning(body, x[:50], x[50:130], x[130:], bins=3, **kw)
     with pytest.raises(UsageError, match="forget"):
         evaluate_unlearning(body, x[:10], x[50:130], x[130:], **kw)
+
+
+def test_otr_validity_and_the_tie_break() -> None:
+    """Forget subsets whose H lies nearer the in-training reference's must read "in training" (OTR 0), those nearer
+    the unseen reference's "out" (OTR 1) (pools that differ in spread: noise 0.25 / 0.5 / 1.1 / 1.5 around class
+    codes). Where a target's histogram shares no bin with either reference both JSDs are 1 (a tie): the literal
+    strict rule (``tie_break="in-training"``) calls every tie "in", so its OTR of the "out" targets is exactly
+    1 − tie_share (the cause of issue 38's failed validity check; the tie itself is pinned in test_hsic.py)."""
+    code = torch.randn(10, 16, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+    def planted(noise: float, seed: int, n: int = 300) -> torch.Tensor:
+        g = torch.Generator().manual_seed(seed)
+        return code[torch.arange(n) % 10] + noise * torch.randn(n, 16, generator=g, dtype=torch.float64)
+
+    cfg = dataclasses.replace(PRESETS["smoke"], subset_size=120, n_targets=4, protocol_draws=2, n_shuffles=30)
+    retain, ref = planted(0.25, 1), planted(1.5, 2)
+    near_in, near_out = planted(0.5, 3), planted(1.1, 4)
+    seen = otr_study(Protocol(cfg, 0), near_in, retain, ref)
+    unseen = otr_study(Protocol(cfg, 0), near_out, retain, ref)
+    assert seen["otr"] == 0.0 and unseen["otr"] == 1.0
+    assert 0.0 <= seen["tie_share"] <= 1.0 and 0.0 <= unseen["tie_share"] <= 1.0
+    literal = dataclasses.replace(cfg, tie_break="in-training")
+    assert otr_study(Protocol(literal, 0), near_out, retain, ref)["otr"] == pytest.approx(1.0 - unseen["tie_share"])
+    assert otr_study(Protocol(literal, 0), near_in, retain, ref)["otr"] == 0.0

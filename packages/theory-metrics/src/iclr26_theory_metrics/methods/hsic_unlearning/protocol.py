@@ -63,6 +63,7 @@ class Protocol:
 
     def __init__(self, cfg: HsicUnlearningConfig, seed: int) -> None:
         self.cfg, self.seed = cfg, int(seed)
+        self.decisions = self.ties = 0  # counters: how many decisions a tie settled (a diagnostic)
 
     def generator(self, *key: int) -> torch.Generator:
         """A fresh generator seeded by ``(seed, *key)`` (numpy's SeedSequence: distinct keys, independent
@@ -96,7 +97,11 @@ class Protocol:
         self, target: torch.Tensor, refs: tuple[torch.Tensor, torch.Tensor]
     ) -> tuple[bool, float, float]:
         """``(out of training?, JSD to IT, JSD to OOT)`` of one target distribution."""
-        d = classify_subset(target, refs[0], refs[1], bins=self.cfg.jsd_bins, rule=self.cfg.decision)
+        d = classify_subset(
+            target, refs[0], refs[1], bins=self.cfg.jsd_bins, rule=self.cfg.decision, tie_break=self.cfg.tie_break
+        )
+        self.decisions += 1
+        self.ties += int(d.tied)
         return d.out_of_training, d.jsd_it, d.jsd_oot
 
 
@@ -123,9 +128,11 @@ def otr_study(proto: Protocol, forget: torch.Tensor, retain: torch.Tensor, refer
     """The out-of-training rate of forget subsets: per protocol draw r, ``reference_subsets`` S_IT ⊂ ``retain`` and
     S_OOT ⊂ ``reference`` and ``n_targets`` targets ⊂ ``forget`` (features ``[N, d]``, keyed draws), OTR_r = the share
     of targets judged out of training; returns ``otr`` (mean over draws), ``otr_ci`` (95% MC interval),
-    ``otr_draws`` and the mean JSDs and mean H of the targets and references (over every draw)."""
+    ``otr_draws``, the mean JSDs and mean H of the targets and references (over every draw) and ``tie_share``, the
+    share of decisions that a tie of the rule left to ``tie_break``."""
     cfg = proto.cfg
     size, otrs, j_it, j_oot, h_tar, h_it, h_oot = cfg.subset_size, [], [], [], [], [], []
+    n0, t0 = proto.decisions, proto.ties
     for r in range(cfg.protocol_draws):
         gen = proto.generator(EXP_OTR, r)
         it_refs = reference_subsets(retain.shape[0], size, cfg, gen)
@@ -153,6 +160,7 @@ def otr_study(proto: Protocol, forget: torch.Tensor, retain: torch.Tensor, refer
         "mean_h_forget": float(np.mean(h_tar)),
         "mean_h_it_ref": float(np.mean(h_it)),
         "mean_h_oot_ref": float(np.mean(h_oot)),
+        "tie_share": (proto.ties - t0) / max(proto.decisions - n0, 1),
     }
 
 
@@ -222,10 +230,19 @@ def evaluate_unlearning(
     without them), ``otr_ci`` (its 95% Monte-Carlo interval over ``protocol_draws`` protocol draws), ``otr_draws``
     and the mean JSDs / H levels. ``protocol`` takes the other protocol fields of
     :class:`~iclr26_theory_metrics.methods.hsic_unlearning.config.HsicUnlearningConfig` (``kernel``, ``sigma``,
-    ``decision``, ``jsd_bins``, ``reference_subsets``, ``reference_overlap``, ``resplit``). The draws are keyed
-    by ``seed`` alone, so two models evaluated with the same seed and data sizes are judged on the same subsets,
-    splits, shuffles and references (common random numbers): compare them draw by draw."""
-    allowed = {"kernel", "sigma", "decision", "jsd_bins", "reference_subsets", "reference_overlap", "resplit"}
+    ``decision``, ``tie_break``, ``jsd_bins``, ``reference_subsets``, ``reference_overlap``, ``resplit``). The draws
+    are keyed by ``seed`` alone, so two models evaluated with the same seed and data sizes are judged on the same
+    subsets, splits, shuffles and references (common random numbers): compare them draw by draw."""
+    allowed = {
+        "kernel",
+        "sigma",
+        "decision",
+        "tie_break",
+        "jsd_bins",
+        "reference_subsets",
+        "reference_overlap",
+        "resplit",
+    }
     unknown = set(protocol) - allowed
     if unknown:
         raise UsageError(

@@ -101,6 +101,7 @@ def discrimination(
     cfg = proto.cfg
     f1s, f1_mmd, accs, gap_in, gap_out, h_it, h_oot = [], [], [], [], [], [], []
     mean_h: dict[bool, list[float]] = {True: [], False: []}
+    n0, t0 = proto.decisions, proto.ties
     for r in range(cfg.protocol_draws):
         k = (*key, size, r)
         gen = proto.generator(*k)
@@ -149,6 +150,7 @@ def discrimination(
         "mean_h_out": sum(mean_h[False]) / len(mean_h[False]),
         "mean_h_it_ref": sum(h_it) / len(h_it),
         "mean_h_oot_ref": sum(h_oot) / len(h_oot),
+        "tie_share": (proto.ties - t0) / max(proto.decisions - n0, 1),
     }
 
 
