@@ -9,6 +9,9 @@ Synthetic power-law data: ``4n`` users, each with ~30 items drawn with probabili
   :func:`~iclr26_recsys.deql_path` (``l2 = 0``: one Cholesky inverse shared by every ``b``; ``l2 > 0``:
   one structured solve per ``b`` sharing ``G``) vs fitting each ``b`` from scratch with the authors'
   rank-1 algorithm;
+* ``sweep`` also times the *factored* sweep: ``G``, one ``eigh`` of ``G + D`` shared by every ``b`` (and
+  ``λ``), and per ``b`` the exact model as ``(γ, δ, μ_b)`` in ``O(n²)``, with its largest relative error
+  against the from-scratch rank-1 ``B_`` (``‖W − B‖_F / ‖B‖_F``, dense ``W`` formed outside the timing);
 * ``sweep_scoring``: what ``--sweep`` does — score ``n/2`` fold-in users for the 10 ``b`` values (``l2 > 0``)
   from one :class:`~iclr26_recsys.ops.GramFactorization` vs rank-1 fit + ``predict`` per ``b``.
 
@@ -60,6 +63,14 @@ def _peak(fn: Callable[[], Any], device: str) -> tuple[float, float]:
     return mem.seconds, extra / 2**20
 
 
+def _factored_sweep(X: sp.csr_matrix, l2: float, device: str) -> list[Any]:
+    """``[fac, form_b...]``: ``G``, one ``eigh`` of ``G + D`` and, per ``b``, the exact DEQL model as its
+    :class:`~iclr26_recsys.ops.LinearForm` ``W = diagMat(γ) + Q diag(1/(e+μ_b)) Qᵀ diagMat(δ)``
+    (``O(n²)`` per ``b``: no factorisation and no dense ``W``; ``fac.weights`` forms one on demand)."""
+    fac = GramFactorization(gram_matrix(X, device=device), 0.25)
+    return [fac, *(fac.deql_form(1.0, b, l2) for b in B_VALUES)]
+
+
 def run(quick: bool) -> dict[str, Any]:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     env = os.environ.get("ICLR26_RECSYS_BENCH_SIZES")
@@ -86,18 +97,33 @@ def run(quick: bool) -> dict[str, Any]:
         res: dict[str, Any] = {}
         for l2 in (0.0, 100.0):
             fast_s, fast_mib = _peak(lambda l2=l2, X=X: deql_path(X, 0.25, B_VALUES, l2=l2, device=device), device)
-            base_s, base_mib = _peak(
-                lambda l2=l2, X=X: [DEQL(0.25, b=b, l2=l2, solver="rank1", device=device).fit(X) for b in B_VALUES],
-                device,
+            rank1_B: list[np.ndarray] = []
+
+            def refit(l2: float = l2, X: sp.csr_matrix = X, out: list[np.ndarray] = rank1_B) -> None:
+                out.extend(DEQL(0.25, b=b, l2=l2, solver="rank1", device=device).fit(X).B_ for b in B_VALUES)
+
+            base_s, base_mib = _peak(refit, device)
+            forms: list[Any] = []
+            fac_s, _ = _peak(lambda l2=l2, X=X, out=forms: out.extend(_factored_sweep(X, l2, device)), device)
+            fac, fac_forms = forms[0], forms[1:]
+            rel = max(
+                float(np.linalg.norm(fac.weights(f).cpu().numpy() - B) / np.linalg.norm(B))
+                for f, B in zip(fac_forms, rank1_B, strict=True)
             )
             res[f"l2={l2:g}"] = {
                 "path_seconds": fast_s,
                 "from_scratch_rank1_seconds": base_s,
                 "speedup": base_s / fast_s,
+                "factored_seconds": fac_s,
+                "factored_speedup": base_s / fac_s,
+                "factored_max_rel_error_vs_rank1": rel,
                 "path_peak_extra_mib": fast_mib,
                 "from_scratch_peak_extra_mib": base_mib,
             }
-            print(f"sweep n={n} l2={l2:g}: path {fast_s:.2f}s vs from scratch {base_s:.2f}s -> {base_s / fast_s:.1f}x")
+            print(
+                f"sweep n={n} l2={l2:g}: path {fast_s:.2f}s, factored {fac_s:.2f}s vs from scratch {base_s:.2f}s "
+                f"-> {base_s / fast_s:.1f}x / {base_s / fac_s:.1f}x (factored max rel. error {rel:.1e})"
+            )
         out["sweep"][str(n)] = {"b_values": list(B_VALUES), **res}
         X_val = X[: n // 2]
 
