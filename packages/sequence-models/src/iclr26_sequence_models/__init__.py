@@ -8,7 +8,8 @@ Public API (imported lazily, so ``import iclr26_sequence_models`` stays light)::
   :func:`chunk_gated_delta_rule` (fla layout ``[B, T, H, D]``, pure PyTorch);
 * layers: :class:`SelectiveRoPE`, :class:`RoPE`, :class:`NoPE`, :class:`GatedLinearAttention`,
   :class:`GatedDeltaNet`, :class:`Attention`, :class:`ForgettingAttention`, :class:`ShortConvolution`;
-* model: :class:`SequenceModel`;
+* model: :class:`SequenceModel`; as a transformers model :class:`SelectiveRopeForCausalLM` /
+  :class:`SelectiveRopeLMConfig` (registered with ``AutoModelForCausalLM``);
 * data: :func:`multiquery_ar`, :func:`word_problem`, :func:`make_group`, :func:`load_bible`, copying batches.
 """
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from iclr26_sequence_models.layers.gla import GatedLinearAttention
     from iclr26_sequence_models.layers.rotary import NoPE, RoPE, SelectiveRoPE, apply_rotary, rotary_temperature
     from iclr26_sequence_models.methods.selective_rope.config import SelectiveRopeConfig
+    from iclr26_sequence_models.nn.hf import SelectiveRopeForCausalLM, SelectiveRopeLMConfig
     from iclr26_sequence_models.nn.model import SequenceModel
     from iclr26_sequence_models.ops.delta_rule import chunk_gated_delta_rule, naive_recurrent_gated_delta_rule
     from iclr26_sequence_models.ops.gla import chunk_gla, naive_recurrent_gla
@@ -58,6 +60,8 @@ _EXPORTS: dict[str, str] = {
     "copy_eval_batch": "iclr26_sequence_models.data.copying",
     "CopyTokens": "iclr26_sequence_models.data.copying",
     "SelectiveRopeConfig": "iclr26_sequence_models.methods.selective_rope.config",
+    "SelectiveRopeForCausalLM": "iclr26_sequence_models.nn.hf",
+    "SelectiveRopeLMConfig": "iclr26_sequence_models.nn.hf",
 }
 
 __all__ = [
@@ -70,6 +74,8 @@ __all__ = [
     "RoPE",
     "SelectiveRoPE",
     "SelectiveRopeConfig",
+    "SelectiveRopeForCausalLM",
+    "SelectiveRopeLMConfig",
     "SequenceModel",
     "ShortConvolution",
     "apply_rotary",

@@ -15,6 +15,7 @@ transformers is imported inside the functions, so importing this package stays l
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,11 +29,14 @@ __all__ = [
     "Codec",
     "HFCodec",
     "as_codec",
+    "autocast",
     "disable_dropout",
     "load_smollm2",
+    "merged",
     "smollm2_dir",
     "stop_ids",
     "tiny_llama",
+    "trainable_copy",
 ]
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -165,6 +169,69 @@ def disable_dropout(model: torch.nn.Module) -> torch.nn.Module:
         if cfg is not None and isinstance(getattr(cfg, name, None), float):
             setattr(cfg, name, 0.0)
     return model
+
+
+def trainable_copy(
+    base: torch.nn.Module,
+    *,
+    no_dropout: bool = True,
+    lora_r: int = 0,
+    lora_alpha: int = 16,
+    lora_dropout: float = 0.0,
+    lora_targets: Sequence[str] = (),
+) -> Any:
+    """The policy trained from ``base`` (``base`` itself is left untouched: it is the frozen reference).
+
+    ``lora_r = 0``: a deep copy with every weight trainable (full fine-tuning, the papers' setting).
+    ``lora_r > 0``: peft's ``get_peft_model(copy, LoraConfig(r, lora_alpha, lora_dropout,
+    target_modules))``: ``W x + (α/r) B A x`` with ``A [r, d_in]``, ``B [d_out, r]`` (B = 0 at init, so the
+    policy equals the base at step 0); only A, B train; ``save_pretrained`` saves the adapter.
+    ``lora_targets`` empty: peft's default targets for the architecture. A ``peft`` model given as ``base``
+    keeps its own trainable set. Dropout is switched off (after wrapping, so LoRA's dropout too) when
+    ``no_dropout``.
+    """
+    import copy
+
+    policy = copy.deepcopy(base)
+    if lora_r > 0:
+        from peft import LoraConfig, get_peft_model
+
+        lcfg = LoraConfig(
+            r=lora_r,
+            lora_alpha=lora_alpha,
+            lora_dropout=lora_dropout,
+            target_modules=list(lora_targets) or None,
+            task_type="CAUSAL_LM",
+        )
+        try:
+            with warnings.catch_warnings():  # peft 0.21 reads transformers 5's deprecated alias
+                warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
+                policy = get_peft_model(policy, lcfg)
+        except ValueError as err:
+            raise ValueError(f"lora_targets: {list(lora_targets)} not found in the model ({err})") from None
+    elif not hasattr(policy, "peft_config"):
+        for p in policy.parameters():
+            p.requires_grad_(True)
+    if no_dropout:
+        disable_dropout(policy)
+    return policy
+
+
+def merged(policy: Any) -> Any:
+    """``policy`` as a plain transformers model: a LoRA (peft) policy's adapters merged into a copy of its
+    weights (``W + (α/r) B A``), so a run's saved model loads with ``from_pretrained`` like any other."""
+    if hasattr(policy, "merge_and_unload"):
+        import copy
+
+        return copy.deepcopy(policy).merge_and_unload()
+    return policy
+
+
+def autocast(device: torch.device | str, bf16: bool) -> Any:
+    """``torch.autocast(device, bfloat16)`` when ``bf16`` (mixed precision, fp32 master weights: TRL's
+    ``bf16=True``), else a no-op context."""
+    dev = torch.device(device).type
+    return torch.autocast(dev, dtype=torch.bfloat16, enabled=bf16)
 
 
 def tiny_llama(

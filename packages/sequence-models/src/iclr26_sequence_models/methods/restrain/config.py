@@ -87,6 +87,16 @@ class RestrainConfig:
     disable_dropout: bool = True
     """Switch the policy's dropout off (TRL's GRPOTrainer default): with dropout on, the GRPO ratio of the
     sampled tokens is not 1 on-policy."""
+    lora_r: NonNegInt = 0
+    """LoRA rank (peft's ``LoraConfig``); 0: full fine-tuning of every weight (the paper's setting)."""
+    lora_alpha: PosInt = 16
+    """LoRA scale α (the update is (α/r) B A x)."""
+    lora_dropout: UnitFloat = 0.0
+    """LoRA dropout (switched off with the rest when ``disable_dropout``)."""
+    lora_targets: tuple[str, ...] = ()
+    """Module names LoRA wraps (e.g. ``q_proj``, ``v_proj``); empty: peft's default for the architecture."""
+    bf16: bool = False
+    """bf16 autocast of the forward passes (mixed precision, fp32 weights: TRL's ``bf16=True``); off: fp32."""
     adv_eps: PosFloat = 1e-4
     """ε in the group-normalised advantage (r − mean)/(std + ε)."""
     k: UnitFloat = 1.0

@@ -15,7 +15,6 @@ is the single-process one. Every rank evaluates the same seeded test set; rank 0
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -26,7 +25,7 @@ import torch
 from iclr26_sequence_models.methods.restrain.config import RestrainConfig, Variant
 from iclr26_sequence_models.methods.restrain.model import build_base, build_task
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts
-from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, disable_dropout
+from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, autocast, merged, trainable_copy
 from iclr26_sequence_models.selfimprove.rl import (
     GroupTargets,
     RestrainSettings,
@@ -214,7 +213,7 @@ def rl_step(
             loss = torch.stack(losses).sum() / n_prompts
             loss.backward()
             total += loss.item()
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.grad_clip)
+        torch.nn.utils.clip_grad_norm_([p for p in policy.parameters() if p.requires_grad], cfg.grad_clip)
         opt.step()
         loss_value = total
     policy.eval()
@@ -232,13 +231,16 @@ def rl_step(
 
 
 def _prepare_policy(base: Any, cfg: RestrainConfig) -> Any:
-    """A trainable copy of ``base`` (dropout off unless ``cfg.disable_dropout`` is False)."""
-    policy = copy.deepcopy(base)
-    for p in policy.parameters():
-        p.requires_grad_(True)
-    if cfg.disable_dropout:
-        disable_dropout(policy)
-    return policy
+    """A trainable copy of ``base`` (dropout off unless ``cfg.disable_dropout`` is False; LoRA adapters when
+    ``cfg.lora_r > 0``)."""
+    return trainable_copy(
+        base,
+        no_dropout=cfg.disable_dropout,
+        lora_r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        lora_targets=cfg.lora_targets,
+    )
 
 
 def train_label_free(
@@ -295,20 +297,21 @@ def train_label_free(
             order += torch.randperm(len(prompts), generator=gen).tolist()
         idx, order = order[: cfg.prompts_per_step], order[cfg.prompts_per_step :]
         local = dist.shard(idx, what="prompts_per_step")
-        rl_step(
-            policy,
-            net,
-            model,
-            codec,
-            [prompts[i] for i in local],
-            extract,
-            [u_all[i] for i in local],
-            settings,
-            cfg,
-            opt,
-            seed=seed * 100_003 + step * 31 + dist.rank,
-            score=None if score is None else (lambda i, a, local=local: score(local[i], a)),
-        )
+        with autocast(next(policy.parameters()).device, cfg.bf16):
+            rl_step(
+                policy,
+                net,
+                model,
+                codec,
+                [prompts[i] for i in local],
+                extract,
+                [u_all[i] for i in local],
+                settings,
+                cfg,
+                opt,
+                seed=seed * 100_003 + step * 31 + dist.rank,
+                score=None if score is None else (lambda i, a, local=local: score(local[i], a)),
+            )
     model.train(was_training)
     return policy
 
@@ -395,7 +398,7 @@ def _train_variant(
     settings, use_u = variant_settings(variant, cfg)
     policy = _prepare_policy(base, cfg)
     net = dist.wrap(policy)
-    opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, weight_decay=0.0)
+    opt = torch.optim.AdamW([p for p in policy.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.0)
     train = task.splits[cfg.prompt_source]
     curve_set = task.splits["test"][: cfg.curve_size]
     gen = torch.Generator().manual_seed(run_dir.seed)
@@ -411,20 +414,21 @@ def _train_variant(
             idx, order = order[: cfg.prompts_per_step], order[cfg.prompts_per_step :]
             local = dist.shard(idx, what="prompts_per_step")
             problems = [train[i] for i in local]
-            diag = rl_step(
-                policy,
-                net,
-                base,
-                codec,
-                [p.prompt for p in problems],
-                task.extract,
-                [u_all[i] if use_u else 1.0 for i in local],
-                settings,
-                cfg,
-                opt,
-                seed=run_dir.seed * 100_003 + step * 31 + dist.rank,
-                score=lambda i, a, problems=problems: task.score(a, problems[i]),
-            )
+            with autocast(run_dir.device, cfg.bf16):
+                diag = rl_step(
+                    policy,
+                    net,
+                    base,
+                    codec,
+                    [p.prompt for p in problems],
+                    task.extract,
+                    [u_all[i] if use_u else 1.0 for i in local],
+                    settings,
+                    cfg,
+                    opt,
+                    seed=run_dir.seed * 100_003 + step * 31 + dist.rank,
+                    score=lambda i, a, problems=problems: task.score(a, problems[i]),
+                )
             diag = dist.mean(diag)
             history.append(diag)
             if (step + 1) % every == 0 or step + 1 == cfg.steps:
@@ -433,7 +437,7 @@ def _train_variant(
                 run_dir.log(step_offset + step + 1, variant=variant, **diag, curve_pass1=point["pass@1"])
             bar.advance(loss=diag["loss"])
     final = evaluate(policy, codec, task, task.splits["test"], cfg, run_dir.seed + 29)
-    run_dir.save_model(variant, policy, extra=_model_extra(cfg, codec, variant))
+    run_dir.save_model(variant, merged(policy), extra=_model_extra(cfg, codec, variant))
     acts = {
         "nrp_rate": sum(h["penalised"] for h in history) / len(history),
         "minority_weight": sum(h["minority_weight"] for h in history) / len(history),

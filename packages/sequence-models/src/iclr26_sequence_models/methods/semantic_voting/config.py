@@ -99,6 +99,16 @@ class SemanticVotingConfig:
     disable_dropout: bool = True
     """Switch the policy's dropout off during DPO (TRL's DPOTrainer default), so policy and reference
     log-probs agree at step 0."""
+    lora_r: NonNegInt = 0
+    """LoRA rank (peft's ``LoraConfig``); 0: full fine-tuning of every weight (the paper's setting)."""
+    lora_alpha: PosInt = 16
+    """LoRA scale α (the update is (α/r) B A x)."""
+    lora_dropout: UnitFloat = 0.0
+    """LoRA dropout (switched off with the rest when ``disable_dropout``)."""
+    lora_targets: tuple[str, ...] = ()
+    """Module names LoRA wraps (e.g. ``q_proj``, ``v_proj``); empty: peft's default for the architecture."""
+    bf16: bool = False
+    """bf16 autocast of the forward passes (mixed precision, fp32 weights: TRL's ``bf16=True``); off: fp32."""
 
     def __post_init__(self) -> None:
         validate(self)

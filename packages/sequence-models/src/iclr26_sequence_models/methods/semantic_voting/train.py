@@ -18,7 +18,6 @@ DPO runs go through :mod:`iclr26_shared.distributed` (each rank takes its share 
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import time
@@ -32,7 +31,7 @@ import torch.nn.functional as F
 from iclr26_sequence_models.methods.semantic_voting.config import SemanticVotingConfig
 from iclr26_sequence_models.methods.semantic_voting.model import build_base
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts, pack_completions
-from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, disable_dropout
+from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, autocast, merged, trainable_copy
 from iclr26_sequence_models.selfimprove.rl import token_logprobs
 from iclr26_sequence_models.selfimprove.semantic import MINILM_PARAMS, Pair, dpo_loss, embed_texts, semantic_vote_pair
 from iclr26_sequence_models.selfimprove.tasks import TextItem, best_chrf
@@ -234,16 +233,39 @@ def dpo_train(
     """DPO from ``base`` (also the frozen reference) over ``pairs`` for ``epochs`` epochs, AdamW with linear
     warm-up from 0 then cosine decay (``warmup`` of the steps); dropout off in the policy unless
     ``cfg.disable_dropout`` is False (TRL's DPOTrainer default); reference log-probs in chunks of
-    ``cfg.logprob_batch`` pairs. Returns the policy and its loss per step."""
-    policy = copy.deepcopy(base)
-    for p in policy.parameters():
-        p.requires_grad_(True)
-    if cfg.disable_dropout:
-        disable_dropout(policy)
+    ``cfg.logprob_batch`` pairs; LoRA adapters instead of full fine-tuning when ``cfg.lora_r > 0`` and bf16
+    autocast when ``cfg.bf16`` (:func:`~iclr26_sequence_models.selfimprove.models.trainable_copy`).
+    Returns the policy and its loss per step."""
+    policy = trainable_copy(
+        base,
+        no_dropout=cfg.disable_dropout,
+        lora_r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        lora_targets=cfg.lora_targets,
+    )
     if not pairs:
         return policy, []
+    dev = next(policy.parameters()).device
+    with autocast(dev, cfg.bf16):
+        return _dpo_loop(policy, base, codec, pairs, cfg, seed, dist, run_dir, tag, step_offset)
+
+
+def _dpo_loop(
+    policy: Any,
+    base: Any,
+    codec: Codec,
+    pairs: PairList,
+    cfg: SemanticVotingConfig,
+    seed: int,
+    dist: DistContext,
+    run_dir: RunDir | None,
+    tag: str,
+    step_offset: int,
+) -> tuple[Any, list[float]]:
     net = dist.wrap(policy)
-    opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, weight_decay=0.0)
+    trainable = [p for p in policy.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=cfg.lr, weight_decay=0.0)
     per_epoch = math.ceil(len(pairs) / cfg.batch_size)
     total = per_epoch * cfg.epochs
     warm = max(1, int(cfg.warmup * total))
@@ -273,7 +295,7 @@ def dpo_train(
             loss = dpo_loss(pc, pr, ref_c[idx], ref_r[idx], cfg.dpo_beta)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             opt.step()
             sched.step()
             losses.append(loss.item())
@@ -424,7 +446,7 @@ def run(cfg: SemanticVotingConfig, run_dir: RunDir) -> dict[str, Any]:
             policy, losses = dpo_train(base, codec, pairs, cfg, run_dir.seed, run_dir.dist, run_dir, variant, offset)
             run_dir.save_model(
                 variant,
-                policy,
+                merged(policy),
                 extra={
                     "variant": variant,
                     "codec": "CharCodec",
