@@ -47,6 +47,21 @@ def test_save_and_load_round_trip_bit_for_bit(tmp_path: Path) -> None:
     assert meta["class"].endswith(":TinyNet") and meta["extra"] == {"input": "[B, 5]"} and meta["bytes"] > 0
 
 
+def test_loaded_tensors_are_aligned_as_fresh_allocations(tmp_path: Path) -> None:
+    """safetensors returns tensors at their (unaligned) file offsets; CPU kernels then sum in another
+    order. load_model copies them, so a loaded model computes as the saved one, bit for bit."""
+    from safetensors.torch import load_file
+
+    torch.manual_seed(0)
+    net = TinyNet(width=7)  # 14 + 2 floats: the second tensor starts 56 bytes into the data
+    folder = save_model(tmp_path, "net", net)
+    raw = load_file(folder / "model.safetensors")
+    assert any(t.data_ptr() % 64 for t in raw.values())  # the condition the copy exists for
+    loaded = load_model(tmp_path)
+    assert all(t.data_ptr() % 64 == 0 for t in (*loaded.parameters(), *loaded.buffers()))
+    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), loaded.state_dict().values(), strict=True))
+
+
 def test_load_model_names_what_there_is(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such run directory"):
         load_model(tmp_path / "absent")

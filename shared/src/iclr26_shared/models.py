@@ -183,4 +183,26 @@ def load_model(run_dir: str | os.PathLike[str] | RunDir, name: str | None = None
         raise UsageError(f"{path}: no model {name!r} (saved: {names})")
     folder = Path(models[name]["path"])
     cls = _import_class(models[name]["class"], folder)
-    return cls.from_pretrained(folder, **kwargs)
+    return _realigned(cls.from_pretrained(folder, **kwargs))
+
+
+#: Byte alignment of a fresh CPU allocation in torch (and what its vectorised kernels expect).
+_ALIGN = 64
+
+
+def _realigned(model: Any) -> Any:
+    """``model`` with every parameter and buffer in memory aligned as a fresh allocation.
+
+    safetensors hands tensors back at their offsets inside the file's buffer, which are not 64-byte
+    aligned; CPU BLAS kernels then sum in another order, and the loaded model's outputs differ from the
+    in-memory model's by an ulp (measured: 1.2e-7 on S²'s MLP denoiser). Copying such tensors once makes
+    a loaded model compute bit for bit as the model that was saved. Non-torch objects pass through."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return model
+    with torch.no_grad():
+        for t in (*model.parameters(), *model.buffers()):
+            if t.device.type == "cpu" and t.numel() and t.data_ptr() % _ALIGN:
+                t.data = t.data.clone()
+    return model
