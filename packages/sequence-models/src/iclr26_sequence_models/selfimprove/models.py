@@ -33,6 +33,7 @@ __all__ = [
     "disable_dropout",
     "load_smollm2",
     "merged",
+    "policy_copy",
     "smollm2_dir",
     "stop_ids",
     "tiny_llama",
@@ -169,6 +170,33 @@ def disable_dropout(model: torch.nn.Module) -> torch.nn.Module:
         if cfg is not None and isinstance(getattr(cfg, name, None), float):
             setattr(cfg, name, 0.0)
     return model
+
+
+class PolicyKnobs(Protocol):
+    """The config fields that decide how the policy is copied (RESTRAIN's and Semantic Voting's configs)."""
+
+    @property
+    def disable_dropout(self) -> bool: ...
+    @property
+    def lora_r(self) -> int: ...
+    @property
+    def lora_alpha(self) -> int: ...
+    @property
+    def lora_dropout(self) -> float: ...
+    @property
+    def lora_targets(self) -> Sequence[str]: ...
+
+
+def policy_copy(base: torch.nn.Module, cfg: PolicyKnobs) -> Any:
+    """:func:`trainable_copy` of ``base`` with a method config's dropout and LoRA knobs."""
+    return trainable_copy(
+        base,
+        no_dropout=cfg.disable_dropout,
+        lora_r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        lora_targets=cfg.lora_targets,
+    )
 
 
 def trainable_copy(

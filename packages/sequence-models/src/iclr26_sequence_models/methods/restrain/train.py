@@ -25,7 +25,7 @@ import torch
 from iclr26_sequence_models.methods.restrain.config import RestrainConfig, Variant
 from iclr26_sequence_models.methods.restrain.model import build_base, build_task
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts
-from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, autocast, merged, trainable_copy
+from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, autocast, merged, policy_copy
 from iclr26_sequence_models.selfimprove.rl import (
     GroupTargets,
     RestrainSettings,
@@ -233,14 +233,7 @@ def rl_step(
 def _prepare_policy(base: Any, cfg: RestrainConfig) -> Any:
     """A trainable copy of ``base`` (dropout off unless ``cfg.disable_dropout`` is False; LoRA adapters when
     ``cfg.lora_r > 0``)."""
-    return trainable_copy(
-        base,
-        no_dropout=cfg.disable_dropout,
-        lora_r=cfg.lora_r,
-        lora_alpha=cfg.lora_alpha,
-        lora_dropout=cfg.lora_dropout,
-        lora_targets=cfg.lora_targets,
-    )
+    return policy_copy(base, cfg)
 
 
 def train_label_free(

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from iclr26_sequence_models.methods.semantic_voting.config import SemanticVotingConfig
 from iclr26_sequence_models.methods.semantic_voting.model import build_base
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts, pack_completions
-from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, autocast, merged, trainable_copy
+from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, autocast, merged, policy_copy
 from iclr26_sequence_models.selfimprove.rl import token_logprobs
 from iclr26_sequence_models.selfimprove.semantic import MINILM_PARAMS, Pair, dpo_loss, embed_texts, semantic_vote_pair
 from iclr26_sequence_models.selfimprove.tasks import TextItem, best_chrf
@@ -236,14 +236,7 @@ def dpo_train(
     ``cfg.logprob_batch`` pairs; LoRA adapters instead of full fine-tuning when ``cfg.lora_r > 0`` and bf16
     autocast when ``cfg.bf16`` (:func:`~iclr26_sequence_models.selfimprove.models.trainable_copy`).
     Returns the policy and its loss per step."""
-    policy = trainable_copy(
-        base,
-        no_dropout=cfg.disable_dropout,
-        lora_r=cfg.lora_r,
-        lora_alpha=cfg.lora_alpha,
-        lora_dropout=cfg.lora_dropout,
-        lora_targets=cfg.lora_targets,
-    )
+    policy = policy_copy(base, cfg)
     if not pairs:
         return policy, []
     dev = next(policy.parameters()).device
