@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import functools
 import gc
 import os
 import statistics
@@ -34,12 +35,17 @@ from iclr26_shared.io import atomic_write_json
 __all__ = ["LOADED_FRACTION", "CpuShare", "PeakMemory", "bench_main", "compare", "cpu_share", "measure", "peak_memory"]
 
 
-def _clock() -> float:
-    """torch.utils.benchmark's timer: waits for queued accelerator (CUDA, MPS, ...) work, then reads
-    ``timeit.default_timer``."""
+@functools.cache
+def _torch_timer() -> Callable[[], float]:
     from torch.utils.benchmark.utils.timer import timer
 
-    return timer()
+    return timer
+
+
+def _clock() -> float:
+    """torch.utils.benchmark's timer: waits for queued accelerator (CUDA, MPS, ...) work, then reads
+    ``timeit.default_timer`` (imported once, not inside every timed interval)."""
+    return _torch_timer()()
 
 
 def measure(fn: Callable[[], Any], *, repeats: int = 5, warmup: int = 1) -> dict[str, Any]:
