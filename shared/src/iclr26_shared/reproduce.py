@@ -4,7 +4,9 @@ Each (method, seed) is one run of :func:`~iclr26_shared.runner.execute` in its o
 ``<out>/<method>/``. Three schedulers share this module:
 
 * ``serial`` (``--jobs 1``): one run after the other in this process;
-* ``process`` (``--jobs N``): a local pool of N spawned processes (no dependency beyond the stdlib);
+* ``process`` (``--jobs N``): a local pool of N spawned processes (no dependency beyond the stdlib), each
+  with ``CPUs // N`` torch/OpenMP threads so that the pool does not oversubscribe the machine. The CLI's
+  default is one process per CPU this process may use (``jobs=None`` here);
 * ``ray`` (``--backend ray [--address auto|HOST:PORT]``): every run is a Ray task with the resources its
   spec declares (:class:`~iclr26_shared.spec.Resources`); without ``--address`` a local Ray starts with
   this machine's CPUs.
@@ -37,7 +39,7 @@ from iclr26_shared.spec import PRESET_NAMES, VERDICTS, Claim, MethodSpec
 from iclr26_shared.tables import markdown_table
 from iclr26_shared.verdicts import CONFIDENCE, ClaimSummary, summarize_seeds
 
-__all__ = ["BACKENDS", "ReproducePlan", "RunOutcome", "reproduce", "write_reproduce_report"]
+__all__ = ["BACKENDS", "ReproducePlan", "RunOutcome", "available_cpus", "reproduce", "write_reproduce_report"]
 
 BACKENDS: tuple[str, ...] = ("process", "ray")
 
@@ -287,6 +289,20 @@ def _run_serial(
         report(run_one(specs[name], preset, _flags(base, seed), alone))
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def _pool_worker_init(threads: int) -> None:
+    """Give a spawned pool worker ``threads`` intra-op threads (before it imports torch or numpy's BLAS)."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(threads)
+
+
 def _run_pool(
     specs: Mapping[str, MethodSpec[Any]],
     tasks: Sequence[Task],
@@ -299,7 +315,10 @@ def _run_pool(
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+    threads = max(1, available_cpus() // jobs)
+    ctx = mp.get_context("spawn")
+    init = {"initializer": _pool_worker_init, "initargs": (threads,)}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **init) as pool:
         # specs travel by pickle: their run/claims functions are found by module and name
         futures = {pool.submit(run_one, specs[n], preset, _flags(base, s), False): (n, s) for n, s in tasks}
         for fut in as_completed(futures):
@@ -464,7 +483,7 @@ def reproduce(
     seed: int = 0,
     seeds: int = 1,
     device: str = "auto",
-    jobs: int = 1,
+    jobs: int | None = 1,
     backend: str | None = None,
     address: str | None = None,
     resume: Path | None = None,
@@ -474,7 +493,8 @@ def reproduce(
 
     Seeds are ``seed, seed + 1, ..., seed + seeds − 1``. With ``resume`` (a reproduce directory) the plan
     stored there is run again: finished runs are read back, unfinished ones continue from checkpoints.
-    ``backend`` defaults to ``"process"``, or to the resumed reproduce's backend.
+    ``backend`` defaults to ``"process"``, or to the resumed reproduce's backend. ``jobs=None`` is one
+    process per available CPU (:func:`available_cpus`), at most one per run; ``1`` runs serially here.
     """
     stored: dict[str, Any] | None = _resume_plan(Path(resume)) if resume is not None else None
     if backend is None:
@@ -490,7 +510,7 @@ def reproduce(
     check_seed(seed + seeds - 1, "--seed + --seeds - 1")
     check_device_name(device)
     check_out_dir(out_dir)
-    if jobs < 1:
+    if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {jobs}")
     if address is not None and backend != "ray":
         raise UsageError("--address needs --backend ray")
@@ -544,6 +564,8 @@ def reproduce(
             else:
                 runnable.append((n, s))
         shared_tasks = [t for t in runnable if not specs[t[0]].resources.exclusive]
+        if jobs is None:
+            jobs = max(1, min(available_cpus(), len(shared_tasks)))
         alone_tasks = [t for t in runnable if specs[t[0]].resources.exclusive]
         if ray_sched is not None:
             print(f"[reproduce] Ray ready in {ray_sched.startup_s:.1f} s", file=sys.stderr, flush=True)

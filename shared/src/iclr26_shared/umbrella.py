@@ -128,8 +128,8 @@ class ReproduceCmd:
     """auto, cpu, cuda or cuda:N."""
     backend: Literal["process", "ray"] | None = None
     """Local processes or Ray tasks (default: process; with --resume, the resumed reproduce's backend)."""
-    jobs: int = 1
-    """Process backend: runs in parallel processes (1: serial)."""
+    jobs: int | None = None
+    """Process backend: runs in parallel processes (default: one per CPU, each with CPUs/jobs threads; 1: serial)."""
     address: str | None = None
     """Ray backend: auto or HOST:PORT of a Ray head (default: local Ray)."""
     resume: Path | None = None
