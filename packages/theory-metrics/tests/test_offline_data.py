@@ -86,8 +86,60 @@ def test_opt_in_set_absent_is_one_line(method: str, tmp_path: Path) -> None:
     res = run_cli(cli.main, [*args, "--out-dir", str(tmp_path / "out")])
     lines = res.err.strip().splitlines()
     assert res.code == 2 and len(lines) == 1, res.err
-    assert "Fashion-MNIST not found" in lines[0] and "dataset-fashion-mnist" in lines[0]
-    # nothing was trained, plotted or logged before the data error (the run directory holds only what the shared
-    # RunDir writes when it opens: the config and the environment)
-    written = {p.name for p in (tmp_path / "out").rglob("*") if p.is_file()}
-    assert written <= {"config.json", "env.json"}, written
+    assert lines[0].startswith("error: Fashion-MNIST not found") and "dataset-fashion-mnist" in lines[0]
+    # the method's check_inputs (config.check_inputs, run by the CLI before the method starts) failed first: no run
+    # directory was opened, nothing was trained, plotted or logged
+    assert not (tmp_path / "out").exists()
+
+
+_TORCH_FREE_CHECK = """
+import sys
+from pathlib import Path
+from iclr26_shared import data
+data.FASHION_MNIST_DEBIAN = Path(sys.argv[1])
+from iclr26_theory_metrics import cli
+code = cli.main([sys.argv[2], '--dataset', 'fashion-mnist', '--device', 'cpu', '--out-dir', sys.argv[3]])
+print(code, 'torch' in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("method", sorted(DEFAULTS))
+def test_absent_opt_in_set_fails_before_torch_is_imported(method: str, tmp_path: Path) -> None:
+    """A fresh interpreter (so no earlier test has imported torch): the default preset naming an absent opt-in set
+    exits 2 with one line, and torch was never imported (the check runs before the method's code is loaded)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, shared_data.DATA_ENV: str(tmp_path / "empty")}
+    argv = [sys.executable, "-c", _TORCH_FREE_CHECK, str(tmp_path / "no-debian"), method, str(tmp_path / "out")]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.stdout.split() == ["2", "False"], (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: Fashion-MNIST not found"), done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_inputs_are_wired_and_richness_checks_only_the_studies_that_read_images(tmp_path: Path) -> None:
+    """Each method's spec takes config.check_inputs; richness's grokking-only run reads no image set, so its dataset
+    is not checked there (it would be a false alarm)."""
+    import dataclasses
+
+    from iclr26_theory_metrics.methods.hsic_unlearning import config as hsic_config
+    from iclr26_theory_metrics.methods.neural_collapse import config as nc_config
+    from iclr26_theory_metrics.methods.richness import config as richness_config
+
+    modules = {"hsic-unlearning": hsic_config, "neural-collapse": nc_config, "richness": richness_config}
+    for name, module in modules.items():
+        check = cli.METHODS[name].check_inputs
+        assert check is not None and check is module.check_inputs, name
+        check(DEFAULTS[name][0])  # the wheel-data defaults pass
+    absent = dataclasses.replace(RichnessConfig(), dataset="fashion-mnist")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(shared_data, "FASHION_MNIST_DEBIAN", tmp_path / "no-debian")
+        mp.setenv(shared_data.DATA_ENV, str(tmp_path / "empty"))
+        with pytest.raises(DataError, match="Fashion-MNIST not found"):
+            richness_config.check_inputs(absent)
+        with pytest.raises(DataError, match="Fashion-MNIST not found"):
+            richness_config.check_inputs(dataclasses.replace(absent, lazy_rich=False))  # the batch-norm study reads it
+        richness_config.check_inputs(dataclasses.replace(absent, lazy_rich=False, batch_norm_study=False))

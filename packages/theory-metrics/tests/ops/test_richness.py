@@ -263,3 +263,19 @@ def test_zero_without_classes() -> None:
     rot = torch.linalg.qr(torch.randn(3, 3, generator=g, dtype=torch.float64))[0]
     phi = 3.0 * _span_basis(f) @ rot  # isotropic on the outputs' span
     assert richness(phi, f) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_random_feature_levels_of_the_quick_grokking_shape() -> None:
+    """The room D_LR has in the quick grokking preset (P = 23 outputs, p = 32): isotropic random features score
+    1 − √(r/p) with r the centred rank of the outputs. A least-squares read-out with an intercept of one-hot targets
+    has rows summing to 1, so r = P − 1 (0.171, the ``random_level`` the run logs); an unconstrained linear head, as
+    cross-entropy logits are (a constant added to a row changes no probability), has r = min(P, p) = P (0.152)."""
+    g = torch.Generator().manual_seed(8)
+    n, p, c = 6000, 32, 23
+    phi = torch.randn(n, p, generator=g, dtype=torch.float64)
+    onehot = torch.nn.functional.one_hot(torch.randint(0, c, (n,), generator=g), c).double()
+    design = torch.cat([phi, torch.ones(n, 1, dtype=torch.float64)], 1)
+    readout = design @ torch.linalg.lstsq(design, onehot).solution
+    head = phi @ torch.randn(p, c, generator=g, dtype=torch.float64) + torch.randn(c, generator=g, dtype=torch.float64)
+    assert richness(phi, readout) == pytest.approx(1 - math.sqrt((c - 1) / p), abs=0.01)
+    assert richness(phi, head) == pytest.approx(1 - math.sqrt(c / p), abs=0.01)

@@ -451,6 +451,10 @@ class SubsetDecision:
     tied: bool = False
 
 
+#: Two decision scores closer than this are a tie (float rounding of saturated JSDs / equal p-values).
+_TIE_TOL = 1e-12
+
+
 def classify_subset(
     target: torch.Tensor,
     in_training: torch.Tensor,
@@ -469,7 +473,9 @@ def classify_subset(
     Mann–Whitney p-values equal), and the strict rule says "in training" whatever the data. The paper does not
     say what a tie means; ``tie_break`` decides it:
     ``"nearest-median"`` (default) picks the reference whose median H is nearer the target's, the limit of the JSD
-    comparison as the bins widen; ``"in-training"`` keeps the literal strict rule (a tie reads "in")."""
+    comparison as the bins widen; ``"in-training"`` keeps the literal strict rule (a tie reads "in"). Scores within
+    ``_TIE_TOL`` (1e-12) of each other are a tie: two saturated JSDs can differ by float rounding alone (seen as 1
+    vs 1 − 1.1e-16 on the moment-matched null's quantiles), which the strict rule would otherwise read as "in"."""
     from scipy.stats import mannwhitneyu
 
     allv = torch.cat([target, in_training, out_of_training]).double().cpu()
@@ -482,7 +488,7 @@ def classify_subset(
     p_it = float(mannwhitneyu(t, in_training.double().cpu().numpy()).pvalue)
     p_oot = float(mannwhitneyu(t, out_of_training.double().cpu().numpy()).pvalue)
     a, b = (j_oot, j_it) if rule == "jsd" else (-p_oot, -p_it)  # out of training iff a < b
-    tied = a == b
+    tied = abs(a - b) <= _TIE_TOL  # saturated JSDs can come out as 1 and 1 − 1e-16 (float rounding in scipy)
     if tied and tie_break == "nearest-median":
         med = float(target.double().median())
         oot = abs(med - float(out_of_training.double().median())) < abs(med - float(in_training.double().median()))

@@ -32,6 +32,9 @@ def test_presets_and_defaults() -> None:
         ({"forget_ratio": 1.0}, "forget_ratio"),
         ({"n_shuffles": 0}, "n_shuffles"),
         ({"jsd_bins": 1}, "jsd_bins"),
+        ({"null": "bootstrap"}, "null"),
+        ({"null": "gamma", "resplit": True}, "null"),
+        ({"null": "gamma", "f1_subset_sizes": (16, 400)}, "null"),
     ],
 )
 def test_bad_fields_are_named(changes: dict[str, object], field: str) -> None:

@@ -92,3 +92,25 @@ def test_otr_validity_and_the_tie_break() -> None:
     literal = dataclasses.replace(cfg, tie_break="in-training")
     assert otr_study(Protocol(literal, 0), near_out, retain, ref)["otr"] == pytest.approx(1.0 - unseen["tie_share"])
     assert otr_study(Protocol(literal, 0), near_in, retain, ref)["otr"] == 0.0
+    # the moment-matched Gamma null in place of the shuffles gives the same verdicts on these pools
+    gamma = dataclasses.replace(cfg, null="gamma", f1_subset_sizes=(120,))
+    assert otr_study(Protocol(gamma, 0), near_in, retain, ref)["otr"] == 0.0
+    assert otr_study(Protocol(gamma, 0), near_out, retain, ref)["otr"] == 1.0
+
+
+def test_gamma_null_is_the_keyed_splits_moment_matched_quantiles() -> None:
+    """``null="gamma"``: each subset's distribution is :func:`split_half_gamma` of the same keyed split the shuffles
+    would use (so still common random numbers), with the shuffles' exact mean; no shuffles are drawn."""
+    from iclr26_theory_metrics.ops.hsic import split_half_mean
+    from iclr26_theory_metrics.ops.hsic_null import split_half_gamma
+
+    cfg = dataclasses.replace(PRESETS["smoke"], null="gamma", subset_size=40, f1_subset_sizes=(40,), n_shuffles=50)
+    proto = Protocol(cfg, seed=2)
+    f, idx = _feats(120, 5), torch.arange(20, 60)
+    h = proto.dependence(f, idx, (1, 0, 2, 3))
+    assert torch.equal(h, split_half_gamma(f, idx, 50, generator=proto.generator(1, 0, 2, 3)))
+    assert torch.equal(h, proto.dependence(f, idx, (1, 0, 2, 3)))  # keyed
+    shuffles = Protocol(dataclasses.replace(cfg, null="shuffles"), seed=2).dependence(f, idx, (1, 0, 2, 3))
+    exact = split_half_mean(f, idx, generator=proto.generator(1, 0, 2, 3))
+    assert float(h.mean()) == pytest.approx(exact, rel=0.02)  # quantile mean of the Gamma ≈ its mean
+    assert abs(float(shuffles.mean()) - exact) < 4 * float(shuffles.std()) / 50**0.5

@@ -29,6 +29,7 @@ from iclr26_shared.errors import UsageError
 from iclr26_shared.verdicts import t_interval
 from iclr26_theory_metrics.methods.hsic_unlearning.config import HsicUnlearningConfig
 from iclr26_theory_metrics.ops.hsic import classify_subset, split_half_dependence
+from iclr26_theory_metrics.ops.hsic_null import split_half_gamma
 
 __all__ = [
     "EXP_CONTROL",
@@ -73,8 +74,13 @@ class Protocol:
 
     def dependence(self, feats: torch.Tensor, idx: torch.Tensor, key: Sequence[int]) -> torch.Tensor:
         """H(S, h) over ``n_shuffles`` shuffles ``[B]`` for the subset ``idx`` of the rows ``feats [N, d]``, the split
-        and shuffles keyed by ``key`` (so the same for every model)."""
+        and shuffles keyed by ``key`` (so the same for every model); with ``null="gamma"`` the moment-matched Gamma's
+        ``n_shuffles`` quantiles for the same keyed split instead of the shuffles."""
         c = self.cfg
+        if c.null == "gamma":
+            return split_half_gamma(
+                feats, idx, c.n_shuffles, kernel=c.kernel, sigma=c.sigma, generator=self.generator(*key)
+            )
         return split_half_dependence(
             feats, idx, c.n_shuffles, kernel=c.kernel, sigma=c.sigma, resplit=c.resplit, generator=self.generator(*key)
         )
@@ -230,9 +236,10 @@ def evaluate_unlearning(
     without them), ``otr_ci`` (its 95% Monte-Carlo interval over ``protocol_draws`` protocol draws), ``otr_draws``
     and the mean JSDs / H levels. ``protocol`` takes the other protocol fields of
     :class:`~iclr26_theory_metrics.methods.hsic_unlearning.config.HsicUnlearningConfig` (``kernel``, ``sigma``,
-    ``decision``, ``tie_break``, ``jsd_bins``, ``reference_subsets``, ``reference_overlap``, ``resplit``). The draws
-    are keyed by ``seed`` alone, so two models evaluated with the same seed and data sizes are judged on the same
-    subsets, splits, shuffles and references (common random numbers): compare them draw by draw."""
+    ``decision``, ``tie_break``, ``jsd_bins``, ``reference_subsets``, ``reference_overlap``, ``resplit``,
+    ``null``). The draws are keyed by ``seed`` alone, so two models evaluated with the same seed and data sizes are
+    judged on the same subsets, splits, shuffles and references (common random numbers): compare them draw by
+    draw."""
     allowed = {
         "kernel",
         "sigma",
@@ -242,6 +249,7 @@ def evaluate_unlearning(
         "reference_subsets",
         "reference_overlap",
         "resplit",
+        "null",
     }
     unknown = set(protocol) - allowed
     if unknown:

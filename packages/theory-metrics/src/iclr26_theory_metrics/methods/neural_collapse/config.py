@@ -24,6 +24,7 @@ __all__ = [
     "NeuralCollapseConfig",
     "OptimizerName",
     "RunSpec",
+    "check_inputs",
     "expand_grid",
 ]
 
@@ -201,6 +202,15 @@ def expand_grid(cfg: NeuralCollapseConfig) -> list[RunSpec]:
         if cfg.momentum_ablation in ("nominal", "both"):
             runs.append(RunSpec("sgd", first.lr, 0.0, first.weight_decay, role="ablation"))
     return runs
+
+
+def check_inputs(cfg: NeuralCollapseConfig) -> None:
+    """An opt-in image set (``fashion-mnist``, ``cifar10``) must be on disk: the CLI calls this before torch is
+    imported (``MethodSpec.check_inputs``), so an absent set is exit 2 with the loader's own one-line message
+    (:func:`iclr26_shared.data.check_dataset`; reads no data) and nothing is trained or written."""
+    from iclr26_shared.data import check_dataset
+
+    check_dataset(cfg.dataset)
 
 
 PRESETS: dict[str, NeuralCollapseConfig] = {

@@ -13,7 +13,7 @@ import annotated_types as at
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, validate
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["PRESETS", "RichnessConfig"]
+__all__ = ["PRESETS", "RichnessConfig", "check_inputs"]
 
 #: A fraction strictly inside (0, 1).
 OpenFraction = Annotated[float, at.Interval(gt=0, lt=1)]
@@ -113,6 +113,17 @@ class RichnessConfig:
             )
         if self.control_dim < self.control_classes:
             raise ConfigError("control_dim", self.control_dim, f"at least control_classes = {self.control_classes}")
+
+
+def check_inputs(cfg: RichnessConfig) -> None:
+    """The image set of the lazy-vs-rich and batch-norm studies (when either is on) must be on disk: the CLI calls
+    this before torch is imported (``MethodSpec.check_inputs``), so an absent opt-in set (``fashion-mnist``,
+    ``cifar10``) is exit 2 with the loader's own one-line message (:func:`iclr26_shared.data.check_dataset`; reads
+    no data). A grokking-only run reads no image set, so its ``dataset`` is not checked."""
+    from iclr26_shared.data import check_dataset
+
+    if cfg.lazy_rich or cfg.batch_norm_study:
+        check_dataset(cfg.dataset)
 
 
 PRESETS: dict[str, RichnessConfig] = {
