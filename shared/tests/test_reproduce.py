@@ -225,3 +225,47 @@ def test_auto_jobs_runs_and_matches_serial(tmp_path: Path) -> None:
     auto, outs = reproduce(specs, out_dir=tmp_path / "b", device="cpu", jobs=None)
     assert all(o.ok for o in outs)
     assert _claim_rows(serial.read_text()) == _claim_rows(auto.read_text())
+
+
+_SLOW_POOL = """
+import dataclasses, sys
+from iclr26_shared.cli import main_guard
+from iclr26_shared.reproduce import reproduce
+from iclr26_shared.testing import TOY_SPEC as S
+slow = dataclasses.replace(S.presets["smoke"], steps=120, sleep_s=0.05, checkpoint_every=10)
+A = dataclasses.replace(S, presets={**S.presets, "quick": slow})
+specs = {"toy-ridge": A, "toy-two": dataclasses.replace(A, name="toy-two")}
+sys.exit(main_guard(lambda: reproduce(specs, out_dir=sys.argv[1], device="cpu", jobs=2) and 0))
+"""
+
+
+def test_sigterm_stops_the_process_pool_and_the_reproduce_resumes(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_POOL, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and len({p.parts[-4] for p in tmp_path.glob("*/*/*/checkpoints/*.pt")}) < 2:
+        time.sleep(0.2)
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    assert len(workers) >= 2, "both runs should be running in pool workers"
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)  # to the reproduce only, as `timeout` or a scheduler does
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1].startswith("terminated (SIGTERM)"), err
+    assert time.monotonic() - t0 < 30, "the workers were not stopped: the pool waited for their runs to end"
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"pool workers left running: {alive}"
+    (out,) = tmp_path.glob("reproduce-*")
+    slow = dataclasses.replace(TOY_SPEC.presets["smoke"], steps=120, sleep_s=0.05, checkpoint_every=10)
+    a = dataclasses.replace(TOY_SPEC, presets={**TOY_SPEC.presets, "quick": slow})
+    _, outs = reproduce({"toy-ridge": a, "toy-two": dataclasses.replace(a, name="toy-two")}, resume=out)
+    assert all(o.ok for o in outs) and len(outs) == 2
+    assert [len(list((out / m).iterdir())) for m in ("toy-ridge", "toy-two")] == [1, 1]  # resumed, not restarted

@@ -11,7 +11,6 @@ on stderr, no traceback), 1 internal failure (traceback).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,7 @@ from typing import Any
 
 import tyro
 
-from iclr26_shared.errors import Iclr26Error, UsageError
+from iclr26_shared.errors import Iclr26Error, UsageError, did_you_mean
 from iclr26_shared.runner import CommonFlags, execute, format_number
 from iclr26_shared.spec import MethodSpec
 from iclr26_shared.tyro_errors import one_line_parse_errors
@@ -259,8 +258,7 @@ def run_methods(
         )
     name, rest = args[0], args[1:]
     if name not in methods:
-        close = difflib.get_close_matches(name, list(methods), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, methods)
         known = ", ".join(methods) or "none registered"
         print(f"error: {prog}: unknown method {name!r} (known: {known}){hint}", file=sys.stderr)
         return 2

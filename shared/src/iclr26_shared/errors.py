@@ -7,6 +7,8 @@ is an internal failure (exit code 1).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class Iclr26Error(Exception):
     """Base class of errors caused by the user's input (exit code 2 on the command line)."""
@@ -35,3 +37,11 @@ class CheckpointError(Iclr26Error):
 
 class UsageError(Iclr26Error):
     """A command-line usage error (unknown method, unknown preset, bad flag)."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a mistyped ``word`` (difflib), else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

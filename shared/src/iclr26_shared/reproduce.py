@@ -298,9 +298,36 @@ def available_cpus() -> int:
 
 
 def _pool_worker_init(threads: int) -> None:
-    """Give a spawned pool worker ``threads`` intra-op threads (before it imports torch or numpy's BLAS)."""
+    """Set up a spawned pool worker: ``threads`` intra-op threads (before it imports torch or numpy's BLAS),
+    and SIGTERM raised like Ctrl-C, so a stopped run unwinds (its ``finally`` blocks stop the processes it
+    started) and keeps its checkpoints."""
+    import signal
+
+    from iclr26_shared.cli import _on_sigterm
+
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(threads)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _stop_workers(pool: Any, *, grace_s: float = 60.0) -> None:
+    """Ctrl-C or SIGTERM reached the reproduce: cancel the queued runs and stop the running ones.
+
+    SIGTERM only reaches this process (Ctrl-C reaches the whole process group), and the executor's own
+    shutdown would wait for every running run to finish: each worker is sent SIGTERM, given ``grace_s``
+    to unwind, then killed.
+    """
+    procs = list(getattr(pool, "_processes", {}).values())  # the executor keeps its workers there
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + grace_s
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(5.0)
 
 
 def _run_pool(
@@ -321,13 +348,17 @@ def _run_pool(
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, **init) as pool:
         # specs travel by pickle: their run/claims functions are found by module and name
         futures = {pool.submit(run_one, specs[n], preset, _flags(base, s), False): (n, s) for n, s in tasks}
-        for fut in as_completed(futures):
-            n, s = futures[fut]
-            try:
-                report(fut.result())
-            except Exception as err:  # the worker process itself died
-                spec = specs[n]
-                report(RunOutcome(n, spec.domain, spec.paper, s, False, 0.0, error=f"worker died: {err}"))
+        try:
+            for fut in as_completed(futures):
+                n, s = futures[fut]
+                try:
+                    report(fut.result())
+                except Exception as err:  # the worker process itself died
+                    spec = specs[n]
+                    report(RunOutcome(n, spec.domain, spec.paper, s, False, 0.0, error=f"worker died: {err}"))
+        except BaseException:  # Ctrl-C / SIGTERM: finished rows are in REPORT.md, running runs keep checkpoints
+            _stop_workers(pool)
+            raise
 
 
 def check_ray_address(address: str | None) -> None:
@@ -545,6 +576,8 @@ def reproduce(
         write_reproduce_report(out, ordered, plan, seconds=time.monotonic() - t0)
 
     tasks = [(n, s) for n in names for s in seed_list]
+    if stored is None:  # the plan is on disk before any run starts: a reproduce stopped early still resumes
+        write_reproduce_report(out, [], plan, seconds=0.0)
     if stored is not None:  # finished runs are read back here, never scheduled (nor queued behind others)
         for outcome in _read_back(specs, tasks, preset, out, stored).values():
             report(outcome)

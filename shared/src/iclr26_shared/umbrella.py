@@ -13,7 +13,6 @@ number, ours, the baseline, the paired gain with its 95% interval and the verdic
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -24,7 +23,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from iclr26_shared.cli import main_guard, run_methods
-from iclr26_shared.errors import UsageError
+from iclr26_shared.errors import UsageError, did_you_mean
 from iclr26_shared.io import utc_stamp
 from iclr26_shared.spec import MethodSpec
 from iclr26_shared.tyro_errors import one_line_parse_errors
@@ -172,8 +171,7 @@ _COMMANDS: dict[str, type] = {
 def _parse(argv: list[str]) -> Any:
     """The umbrella's command line, parsed by tyro (one-line errors: :mod:`iclr26_shared.tyro_errors`)."""
     if argv and not argv[0].startswith("-") and argv[0] not in _COMMANDS:
-        close = difflib.get_close_matches(argv[0], list(_COMMANDS), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(argv[0], _COMMANDS)
         raise UsageError(
             f"iclr26: invalid choice {argv[0]!r} for the command (expected one of {', '.join(_COMMANDS)}){hint}"
         )
