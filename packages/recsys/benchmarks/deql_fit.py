@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from iclr26_recsys import DEQL, EASE, EDLAE, deql_path
+from iclr26_recsys import DEQL, EASE, EDLAE, deql_forms, deql_path
 from iclr26_recsys.data.validation import shape_of
 from iclr26_recsys.estimators import gram_matrix
 from iclr26_recsys.ops.closed_forms import GramFactorization
@@ -64,11 +64,11 @@ def _peak(fn: Callable[[], Any], device: str) -> tuple[float, float]:
 
 
 def _factored_sweep(X: sp.csr_matrix, l2: float, device: str) -> list[Any]:
-    """``[fac, form_b...]``: ``G``, one ``eigh`` of ``G + D`` and, per ``b``, the exact DEQL model as its
-    :class:`~iclr26_recsys.ops.LinearForm` ``W = diagMat(γ) + Q diag(1/(e+μ_b)) Qᵀ diagMat(δ)``
-    (``O(n²)`` per ``b``: no factorisation and no dense ``W``; ``fac.weights`` forms one on demand)."""
-    fac = GramFactorization(gram_matrix(X, device=device), 0.25)
-    return [fac, *(fac.deql_form(1.0, b, l2) for b in B_VALUES)]
+    """``[fac, form_b...]`` from :func:`~iclr26_recsys.deql_forms`: ``G``, one ``eigh`` of ``G + D`` and, per
+    ``b``, the exact DEQL model as ``W = diagMat(γ) + Q diag(1/(e+μ_b)) Qᵀ diagMat(δ)`` (``O(n²)`` per ``b``:
+    no factorisation and no dense ``W``; ``fac.weights`` forms one on demand)."""
+    fac, forms = deql_forms(X, 0.25, B_VALUES, l2=l2, device=device)
+    return [fac, *forms]
 
 
 def run(quick: bool) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from iclr26_recsys import DEQL, EASE, EDLAE, deql_path
+from iclr26_recsys import DEQL, EASE, EDLAE, deql_forms, deql_path
 from iclr26_recsys.data import InteractionError
 from iclr26_recsys.ops.closed_forms import deql_weights_rank1, ease_weights, edlae_weights
 
@@ -59,6 +59,20 @@ def test_deql_path_equals_individual_fits(small_X, l2):
     bs = [0.2, 0.9, 1.7]
     for model, b in zip(deql_path(small_X, 0.3, bs, l2=l2), bs, strict=True):
         np.testing.assert_allclose(model.B_, DEQL(0.3, b=b, l2=l2, solver="direct").fit(small_X).B_, atol=1e-9)
+
+
+@pytest.mark.parametrize("l2", [0.0, 100.0])
+def test_deql_forms_equal_individual_fits_and_their_scores(small_X, l2):
+    bs = [0.2, 0.9, 1.7]
+    fac, forms = deql_forms(small_X, 0.3, bs, a=1.3, l2=l2)
+    users = torch.from_numpy(small_X[:7].toarray())
+    UQ = fac.project(users)
+    for form, b in zip(forms, bs, strict=True):
+        ref = DEQL(0.3, 1.3, b=b, l2=l2, solver="direct").fit(small_X)  # one column system at a time
+        np.testing.assert_allclose(fac.weights(form).numpy(), ref.B_, atol=1e-9)
+        np.testing.assert_allclose(fac.scores(users, UQ, form).numpy(), ref.predict(small_X[:7]), atol=1e-9)
+    with pytest.raises(ValueError, match="b"):
+        deql_forms(small_X, 0.3, [0.5, -1.0], l2=l2)
 
 
 def test_recommend(small_X):

@@ -19,7 +19,7 @@ from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names for type checkers; at run time they load on first access (see __getattr__)
     from iclr26_recsys.data import load_ml100k, strong_generalization_split
-    from iclr26_recsys.estimators import DEQL, EASE, EDLAE, deql_path
+    from iclr26_recsys.estimators import DEQL, EASE, EDLAE, deql_forms, deql_path
     from iclr26_recsys.metrics import evaluate, ndcg_at_k, recall_at_k
     from iclr26_recsys.ops.closed_forms import GramFactorization
 
@@ -28,6 +28,7 @@ __all__ = [
     "EASE",
     "EDLAE",
     "GramFactorization",
+    "deql_forms",
     "deql_path",
     "evaluate",
     "load_ml100k",
@@ -40,6 +41,7 @@ _WHERE = {
     "DEQL": "iclr26_recsys.estimators",
     "EASE": "iclr26_recsys.estimators",
     "EDLAE": "iclr26_recsys.estimators",
+    "deql_forms": "iclr26_recsys.estimators",
     "deql_path": "iclr26_recsys.estimators",
     "GramFactorization": "iclr26_recsys.ops.closed_forms",
     "evaluate": "iclr26_recsys.metrics",

@@ -23,6 +23,8 @@ from huggingface_hub import ModelHubMixin
 from iclr26_recsys.data.validation import InteractionError, as_interaction_matrix, check_k, shape_of
 from iclr26_recsys.metrics import mask_seen, top_k
 from iclr26_recsys.ops.closed_forms import (
+    GramFactorization,
+    LinearForm,
     NotPositiveDefiniteError,
     deql_form_from_inverse_diag,
     deql_weights_rank1,
@@ -32,7 +34,7 @@ from iclr26_recsys.ops.closed_forms import (
     spd_inverse,
 )
 
-__all__ = ["DEQL", "EASE", "EDLAE", "deql_path", "gram_matrix"]
+__all__ = ["DEQL", "EASE", "EDLAE", "deql_forms", "deql_path", "gram_matrix"]
 
 DType = Literal["float64", "float32"]
 Solver = Literal["structured", "rank1", "direct"]
@@ -298,8 +300,8 @@ def deql_path(
     With ``l2 = 0`` one Cholesky inverse serves all ``b`` and every further ``b`` costs ``O(n²)`` (``H0⁻¹``
     only rescales). With ``l2 > 0`` the shift ``λ/c(b)`` of ``G + D`` changes with ``b``; a dense ``W`` per
     ``b`` then costs one Cholesky inverse (measured faster than sharing one ``eigh`` and forming each
-    ``W`` by a product); :class:`~iclr26_recsys.ops.GramFactorization` shares one ``eigh`` when only
-    scores of some users are needed, as in the CLI's sweep.
+    ``W`` by a product); :func:`deql_forms` shares one ``eigh`` and never forms a dense ``W`` (the fast
+    path for a ``b`` sweep at ``l2 > 0``, and what the CLI's sweep scores users with).
     Returns fitted estimators (``solver="structured"``), in the order of ``b_values``.
     """
     models = [
@@ -324,3 +326,40 @@ def deql_path(
         model.B_ = W.cpu().numpy()
         model.n_items_ = int(G.shape[0])
     return models
+
+
+def deql_forms(
+    X: Any,
+    p: float,
+    b_values: Sequence[float],
+    *,
+    a: float = 1.0,
+    l2: float = 0.0,
+    zero_diag: bool = False,
+    dtype: DType = "float64",
+    device: str = "cpu",
+) -> tuple[GramFactorization, list[LinearForm]]:
+    """DEQL for every ``b`` in ``b_values`` in factored form, from one ``eigh`` of ``G + D``.
+
+    With ``G + D = Q diag(e) Qᵀ`` (``D = p/(1−p)·diagMat(g)``), the model for ``(a, b, λ)`` is exactly
+    ``W = diagMat(γ) + Q diag(1/(e + μ_b)) Qᵀ diagMat(δ)`` with ``μ_b = λ/c(b)``: one ``O(n³)`` ``eigh``
+    for the whole sweep, then ``O(n²)`` per ``b`` for ``(γ, δ, μ_b)`` (:class:`LinearForm`), with no
+    dense ``[n, n]`` matrix per ``b``. This is the sweep to use at ``l2 > 0``, where a dense ``W`` per
+    ``b`` (:func:`deql_path`) needs its own ``n³`` inverse: 10 values of ``b`` at ``λ = 100`` cost about
+    a fifth of 10 fits (``packages/recsys/benchmarks/deql_fit.py``, ``factored_speedup``).
+
+    Use the returned factorisation to score users, ``fac.scores(X_u, fac.project(X_u), form)`` (``X_u``
+    ``[m, n]`` torch, ``= X_u @ B_``), or to form one dense ``W = fac.weights(form)`` (``[n, n]``, equal
+    to ``DEQL(p, a, b, l2).fit(X).B_`` to rounding).
+
+    Returns:
+        ``(fac, forms)``: the shared :class:`~iclr26_recsys.ops.GramFactorization` and one
+        :class:`LinearForm` per ``b``, in the order of ``b_values``.
+    """
+    for b in b_values:  # validates every setting first, with the estimator's messages
+        DEQL(p, a, b=b, l2=l2, zero_diag=zero_diag, dtype=dtype, device=device)
+    G = gram_matrix(X, device=device, dtype=dtype)
+    if l2 == 0.0 and bool((torch.diagonal(G) == 0).any()):
+        raise InteractionError("X: some item columns have no interactions; with l2 = 0 the closed form is singular")
+    fac = GramFactorization(G, p)
+    return fac, [fac.deql_form(a, b, l2, zero_diag=zero_diag) for b in b_values]

