@@ -28,8 +28,8 @@ from iclr26_shared.bench import bench_main
 
 def _train(nproc: int, steps: int, batch: int, hidden: int, out: Path) -> dict[str, Any]:
     args = ["selective-rope", "--preset", "smoke", "--task", "copy", "--no-compare", "--position", "rope"]
-    args += ["--device", "cpu", "--quiet", "--steps", str(steps), "--batch-size", str(batch)]
-    args += ["--hidden-size", str(hidden), "--eval-every", str(steps), "--out-dir", str(out)]
+    args += ["--device", "cpu", "--quiet", "--copy.steps", str(steps), "--copy.batch-size", str(batch)]
+    args += ["--copy.hidden-size", str(hidden), "--copy.eval-every", str(steps), "--out-dir", str(out)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     if nproc == 1:
         cmd = [sys.executable, "-m", "iclr26_sequence_models", *args]

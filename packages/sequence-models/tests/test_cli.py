@@ -48,8 +48,8 @@ def test_selective_rope_smoke_cli_writes_a_run_dir(tmp_path: Path) -> None:
 
 
 def test_bad_value_exits_2_with_one_line(tmp_path: Path) -> None:
-    res = run_cli(cli.main, ["selective-rope", "--preset", "smoke", "--seq-len", "0", "--out-dir", str(tmp_path)])
-    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "seq_len" in res.err
+    res = run_cli(cli.main, ["selective-rope", "--preset", "smoke", "--state.seq-len", "0", "--out-dir", str(tmp_path)])
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "state.seq_len" in res.err
 
 
 def test_help_and_import_load_no_torch() -> None:

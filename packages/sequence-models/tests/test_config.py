@@ -1,31 +1,154 @@
-"""Config validation: bad values raise ConfigError naming the field; presets and task tables resolve."""
+"""Config validation: bad values raise ConfigError naming the (nested) field; every preset x task resolves to
+the pinned settings; the nested task configs are CLI flags with real defaults."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
+import re
+from typing import Any
 
 import pytest
 
 from iclr26_sequence_models.methods.selective_rope.config import PRESETS, TASKS, SelectiveRopeConfig
+from iclr26_sequence_models.methods.selective_rope.spec import SPEC
+from iclr26_shared.cli import parse_method_args
 from iclr26_shared.config import config_from_dict, config_to_dict
-from iclr26_shared.errors import ConfigError
+from iclr26_shared.errors import ConfigError, UsageError
+
+_ROW = (
+    "layer",
+    "hidden_size",
+    "num_layers",
+    "num_heads",
+    "expand_k",
+    "use_short_conv",
+    "steps",
+    "batch_size",
+    "lr",
+    "seq_len",
+    "eval_len",
+    "eval_size",
+    "eval_every",
+    "vocab_size",
+    "mqar_kv_pairs",
+    "copy_min_len",
+    "copy_max_len",
+    "copy_eval_lengths",
+)
+_C = (32, 64, 128)  # copy_eval_lengths of the tasks that do not copy (the old shared table's default)
+#: ``TaskSettings`` of every preset x task before the nested task configs (config.py of commit 81b805f,
+#: unchanged until 16558c9): computed by hand from that file as
+#: ``{**_COMMON, **_BASE[task], **_SCALES[scale][task]}`` (and its ``PAPER_SELECTIVE`` switches below), and
+#: checked against that code once on this machine.
+PINNED: dict[tuple[str, str], tuple[Any, ...]] = {
+    ("smoke", "state"): ("gla", 32, 1, 2, 1.0, True, 6, 8, 5e-4, 32, 64, 16, 0, 0, 8, 2, 64, _C),
+    ("smoke", "copy"): ("gla", 32, 1, 2, 1.0, False, 6, 4, 2e-3, 48, 128, 8, 0, 0, 8, 2, 8, (4, 16)),
+    ("smoke", "mqar"): ("gla", 32, 2, 2, 0.5, True, 6, 8, 3e-3, 32, 32, 16, 0, 64, 4, 2, 64, _C),
+    ("smoke", "lm"): ("gla", 32, 1, 2, 0.5, True, 6, 4, 2e-3, 64, 128, 4, 0, 256, 8, 2, 64, _C),
+    ("quick", "state"): ("gla", 64, 1, 4, 1.0, True, 400, 32, 1e-2, 64, 256, 128, 0, 0, 8, 2, 64, _C),
+    ("quick", "copy"): (
+        "gla",
+        64,
+        2,
+        4,
+        1.0,
+        False,
+        300,
+        16,
+        2e-3,
+        128,
+        128,
+        64,
+        0,
+        0,
+        8,
+        2,
+        16,
+        (8, 16, 24, 32, 48, 64),
+    ),
+    ("quick", "mqar"): ("gla", 64, 2, 4, 0.5, True, 300, 32, 1e-2, 32, 32, 512, 0, 64, 4, 2, 64, _C),
+    ("quick", "lm"): ("gla", 128, 2, 4, 0.5, True, 250, 16, 2e-3, 128, 128, 64, 0, 256, 8, 2, 64, _C),
+    ("full", "state"): ("gla", 384, 1, 12, 1.0, True, 10_000, 64, 5e-4, 128, 512, 1000, 0, 0, 8, 2, 64, _C),
+    ("full", "copy"): (
+        *("gla", 512, 4, 16, 1.0, False, 5000, 32, 2e-3, 420, 128, 128, 0, 0, 8, 2, 64),
+        (16, 32, 64, 128, 256, 512),
+    ),
+    ("full", "mqar"): ("gla", 128, 2, 4, 0.5, True, 20_000, 64, 3e-3, 256, 256, 3000, 0, 8192, 16, 2, 64, _C),
+    ("full", "lm"): ("gla", 512, 8, 4, 0.5, True, 20_000, 32, 1e-3, 1024, 128, 512, 0, 256, 8, 2, 64, _C),
+}
+_SHARED = {"phi_proj_rank": 32, "gate_parametrization": "standard", "temp_grad": False}
+#: The Selective RoPE options per task (``PAPER_SELECTIVE`` of that config.py + its defaults low-rank φ,
+#: no conv activation, + the shared options), the same at every preset.
+PINNED_SELECTIVE: dict[str, dict[str, Any]] = {
+    "state": dict(
+        temp_type="rope", temp_theta=1.0, temp_max=1.0, use_bias=True, use_gate=False, skip_conv=False,
+        phi_parametrization="low-rank", conv_act=None, **_SHARED,
+    ),
+    "copy": dict(
+        temp_type="rfa", temp_theta=0.9999, temp_max=0.25, use_bias=False, use_gate=False, skip_conv=True,
+        phi_parametrization="low-rank", conv_act=None, **_SHARED,
+    ),
+    "mqar": dict(
+        temp_type="rope", temp_theta=500_000.0, temp_max=1.0, use_bias=False, use_gate=False, skip_conv=False,
+        phi_parametrization="low-rank", conv_act=None, **_SHARED,
+    ),
+    "lm": dict(
+        temp_type="rope", temp_theta=500_000.0, temp_max=1.0, use_bias=False, use_gate=True, skip_conv=False,
+        phi_parametrization="full-rank", conv_act="silu", **_SHARED,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("preset", "task"), sorted(PINNED))
+def test_presets_resolve_to_the_pinned_settings(preset: str, task: str) -> None:
+    got = PRESETS[preset].settings(task).to_dict()
+    want = {"task": task, **dict(zip(_ROW, PINNED[(preset, task)], strict=True))}
+    want.update(group="S2", selective=PINNED_SELECTIVE[task])
+    assert got == want
+    assert all(type(got[k]) is type(v) for k, v in want.items()), "types differ (e.g. an int where a float was)"
+
+
+def test_quick_is_the_class_default_and_presets_round_trip() -> None:
+    assert SelectiveRopeConfig() == PRESETS["quick"]
+    for name, cfg in PRESETS.items():
+        assert cfg.tasks == TASKS and cfg.positions == ("nope", "rope", "selective")
+        assert config_from_dict(SelectiveRopeConfig, config_to_dict(cfg)) == cfg, name
+    assert not hasattr(PRESETS["quick"], "scale")
+
+
+def _replace(cfg: SelectiveRopeConfig, changes: dict[str, Any]) -> SelectiveRopeConfig:
+    """``dataclasses.replace`` with ``"<task>.<field>"`` keys changing the nested task configs."""
+    top: dict[str, Any] = {k: v for k, v in changes.items() if "." not in k}
+    nested: dict[str, dict[str, Any]] = {}
+    for key, value in changes.items():
+        if "." in key:
+            task, field = key.split(".")
+            nested.setdefault(task, {})[field] = value
+    for task, fields in nested.items():  # all of a task's changes at once
+        top[task] = dataclasses.replace(getattr(cfg, task), **fields)
+    return dataclasses.replace(cfg, **top)
 
 
 @pytest.mark.parametrize(
     "changes,field",
     [
         ({"task": "parity"}, "task"),
-        ({"seq_len": 0}, "seq_len"),
-        ({"eval_len": -3}, "eval_len"),
-        ({"steps": 0}, "steps"),
-        ({"hidden_size": 60, "num_heads": 4}, "num_heads"),  # key head dim 60*0.5/4 is not an integer
-        ({"task": "state", "hidden_size": 36, "num_heads": 4}, "num_heads"),  # head dim 9 is odd
-        ({"task": "mqar", "seq_len": 63}, "seq_len"),
-        ({"task": "copy", "seq_len": 10}, "seq_len"),
-        ({"temp_type": "rfa", "temp_theta": 2.0}, "temp_theta"),
-        ({"temp_type": "rope", "temp_theta": 0.5}, "temp_theta"),
-        ({"lr": -1.0}, "lr"),
-        ({"layer": "lstm"}, "layer"),
+        ({"state.seq_len": 0}, "state.seq_len"),
+        ({"mqar.eval_len": -3}, "mqar.eval_len"),
+        ({"lm.steps": 0}, "lm.steps"),
+        ({"lm.hidden_size": 60, "lm.num_heads": 4}, "lm.num_heads"),  # key head dim 60*0.5/4 is not an integer
+        ({"state.hidden_size": 36, "state.num_heads": 4}, "state.num_heads"),  # head dim 9 is odd
+        ({"state.hidden_size": 30, "state.num_heads": 4}, "state.hidden_size"),
+        ({"mqar.seq_len": 63}, "mqar.seq_len"),
+        ({"copy.seq_len": 10}, "copy.seq_len"),
+        ({"copy.min_len": 20}, "copy.min_len"),  # above max_len 8
+        ({"copy.eval_lengths": ()}, "copy.eval_lengths"),
+        ({"copy.temp_theta": 2.0}, "copy.temp_theta"),  # rfa needs (0, 1)
+        ({"state.temp_type": "rope", "state.temp_theta": 0.5}, "state.temp_theta"),
+        ({"state.lr": -1.0}, "state.lr"),
+        ({"lm.layer": "lstm"}, "lm.layer"),
         ({"warmup_frac": 1.0}, "warmup_frac"),
         ({"lr_factors": ()}, "lr_factors"),
         ({"lr_factors": (1.0, 0.0)}, "lr_factors[1]"),
@@ -35,48 +158,29 @@ from iclr26_shared.errors import ConfigError
 )
 def test_bad_configs_raise(changes: dict, field: str) -> None:
     with pytest.raises(ConfigError) as err:
-        dataclasses.replace(PRESETS["smoke"], **changes)
+        _replace(PRESETS["smoke"], changes)
     assert err.value.field == field
 
 
-def test_presets_resolve_every_task_and_round_trip() -> None:
-    for name, cfg in PRESETS.items():
-        assert cfg.tasks == TASKS and cfg.positions == ("nope", "rope", "selective")
-        for task in TASKS:
-            s = cfg.settings(task)
-            assert s.steps >= 1 and s.hidden_size % s.num_heads == 0
-        assert config_from_dict(SelectiveRopeConfig, config_to_dict(cfg)) == cfg, name
-
-
-def test_paper_settings_and_overrides() -> None:
+def test_overrides_and_mqar_vocabulary() -> None:
     full = PRESETS["full"]
-    state = full.settings("state")
-    assert (state.num_layers, state.hidden_size, state.num_heads, state.seq_len, state.eval_len) == (
-        1,
-        384,
-        12,
-        128,
-        512,
-    )
-    assert state.selective["temp_theta"] == 1.0 and state.selective["use_bias"] is True
-    copy = full.settings("copy").selective
-    assert copy["skip_conv"] is True and copy["temp_type"] == "rfa" and copy["temp_max"] == 0.25
-    lm = full.settings("lm").selective
-    assert lm["phi_parametrization"] == "full-rank" and lm["conv_act"] == "silu" and lm["use_gate"] is True
-    cfg = dataclasses.replace(full, task="state", use_gate=True, conv_act="none", steps=7, layer="fox")
+    cfg = _replace(full, {"task": "state", "state.use_gate": True, "state.conv_act": "none", "state.steps": 7})
+    cfg = _replace(cfg, {"state.layer": "fox"})
     s = cfg.settings("state")
     assert s.selective["use_gate"] is True and s.selective["conv_act"] is None and s.steps == 7 and s.layer == "fox"
+    assert cfg.settings("copy") == full.settings("copy")  # a task's change stays in that task
     assert cfg.tasks == ("state",)
     assert dataclasses.replace(cfg, compare=False, position="rope").positions == ("rope",)
-    mqar = dataclasses.replace(full, task="mqar", mqar_kv_pairs=8, mqar_vocab=300).settings("mqar")
+    mqar = _replace(full, {"task": "mqar", "mqar.kv_pairs": 8, "mqar.vocab_size": 300}).settings("mqar")
     assert (mqar.mqar_kv_pairs, mqar.vocab_size) == (8, 300)
     with pytest.raises(ConfigError, match="below the MQAR vocabulary"):
-        dataclasses.replace(full, task="mqar", mqar_vocab=100)  # vocabulary must exceed T = 256
+        _replace(full, {"mqar.vocab_size": 100})  # vocabulary must exceed T = 256
 
 
 def test_sweeps_follow_the_paper() -> None:
     """LM: lr tuned per position; copying: Selective RoPE's bias and gate each on and off (the official
-    copying sweep); a switch given explicitly is not swept; the low-rank phase projection has rank 32."""
+    copying sweep); a task outside ``bias_gate_sweep`` uses its own switches; the low-rank phase projection
+    has rank 32."""
     quick = PRESETS["quick"]
     assert quick.phi_proj_rank == 32 and quick.settings("copy").selective["phi_proj_rank"] == 32
     lr = quick.settings("lm").lr
@@ -84,12 +188,60 @@ def test_sweeps_follow_the_paper() -> None:
     assert quick.lrs("state") == (quick.settings("state").lr,)
     assert quick.selective_variants("state") == ({},)
     variants = quick.selective_variants("copy")
-    assert {(v["use_bias"], v["use_gate"]) for v in variants} == {
+    assert [(v["use_bias"], v["use_gate"]) for v in variants] == [
         (False, False),
         (False, True),
         (True, False),
         (True, True),
-    }
-    fixed = dataclasses.replace(quick, use_bias=True).selective_variants("copy")
-    assert [(v["use_bias"], v["use_gate"]) for v in fixed] == [(True, False), (True, True)]
+    ]
+    fixed = _replace(quick, {"bias_gate_sweep": (), "copy.use_bias": True})
+    assert fixed.selective_variants("copy") == ({},) and fixed.settings("copy").selective["use_bias"] is True
     assert quick.settings("copy").selective["skip_conv"] is True  # the paper's copying setting
+
+
+def _help(preset: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        parse_method_args(SPEC, ["--preset", preset, "--help"], prog="selective-rope")
+    return re.sub(r"[\s│]+", " ", out.getvalue())
+
+
+def test_help_shows_the_task_flags_with_real_defaults() -> None:
+    text = _help("quick")
+    assert "{None" not in text and "default: None" not in text
+    for flag in (
+        "--state.steps",
+        "--copy.max-len",
+        "--copy.use-bias",
+        "--mqar.kv-pairs",
+        "--mqar.vocab-size",
+        "--lm.layer",
+    ):
+        assert flag in text, flag
+    assert "--scale" not in text and "--steps " not in text
+    assert re.search(r"--copy\.steps INT [^(]*\(default: 300; > 0\)", text)
+    assert re.search(r"--lm\.seq-len INT [^(]*\(default: 128; > 0\)", text)
+    assert re.search(r"--copy\.steps INT [^(]*\(default: 5000; > 0\)", _help("full"))  # the preset's values
+
+
+def test_cli_sets_one_task_and_names_the_nested_field() -> None:
+    argv = [
+        "--task",
+        "copy",
+        "--copy.steps",
+        "8",
+        "--copy.use-bias",
+        "True",
+        "--lm.layer",
+        "fox",
+        "--state.eval-len",
+        "96",
+    ]
+    with contextlib.redirect_stdout(io.StringIO()):
+        cfg, _, preset = parse_method_args(SPEC, argv, prog="selective-rope")
+    assert preset == "quick" and cfg.task == "copy"
+    assert (cfg.copy.steps, cfg.copy.use_bias, cfg.lm.layer, cfg.state.eval_len) == (8, True, "fox", 96)
+    assert cfg.mqar == PRESETS["quick"].mqar
+    with pytest.raises((ConfigError, UsageError)) as bad:
+        parse_method_args(SPEC, ["--state.seq-len", "0"], prog="selective-rope")
+    assert "state.seq_len" in str(bad.value)

@@ -53,7 +53,7 @@ def test_torchrun_two_processes_match_one(tmp_path: Path) -> None:
     if torchrun is None:
         pytest.skip("torchrun not on PATH")
     args = ["selective-rope", "--preset", "smoke", "--task", "copy", "--no-compare", "--position", "rope"]
-    args += ["--device", "cpu", "--quiet", "--steps", "8"]
+    args += ["--device", "cpu", "--quiet", "--copy.steps", "8"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     one = subprocess.run(
         [sys.executable, "-m", "iclr26_sequence_models", *args, "--out-dir", str(tmp_path / "one")],

@@ -1,4 +1,5 @@
-"""Training loop: loss decreases on real data; an interrupted compare run resumes from finished sub-runs."""
+"""Training loop: loss decreases on real data; one step through the transformers class equals the bare
+SequenceModel's step bit for bit; an interrupted compare run resumes from finished sub-runs."""
 
 from __future__ import annotations
 
@@ -7,17 +8,21 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from iclr26_sequence_models.methods.selective_rope.config import PRESETS
 from iclr26_sequence_models.methods.selective_rope.model import build_model
 from iclr26_sequence_models.methods.selective_rope.spec import SPEC
 from iclr26_sequence_models.methods.selective_rope.tasks import make_task
-from iclr26_sequence_models.methods.selective_rope.train import train_one
+from iclr26_sequence_models.methods.selective_rope.train import make_optimizer, train_one
+from iclr26_sequence_models.nn.hf import SelectiveRopeForCausalLM
+from iclr26_sequence_models.nn.model import SequenceModel
 from iclr26_shared.runner import CommonFlags, execute
 
 
 def test_lm_loss_decreases_on_bible_bytes() -> None:
-    cfg = dataclasses.replace(PRESETS["smoke"], task="lm", steps=25, lr=3e-3)
+    smoke = PRESETS["smoke"]
+    cfg = dataclasses.replace(smoke, task="lm", lm=dataclasses.replace(smoke.lm, steps=25, lr=3e-3))
     s = cfg.settings("lm")
     task = make_task(s, seed=0)
     torch.manual_seed(0)
@@ -25,7 +30,70 @@ def test_lm_loss_decreases_on_bible_bytes() -> None:
     before = task.evaluate(model, torch.device("cpu"))["val_bpb"]
     out = train_one(model, task, s, cfg, torch.device("cpu"))
     assert out["metric"] < before - 1.0, (before, out["metric"])  # 8 bits/byte at init → well below
-    assert len(out["curve"]) >= 2 and out["params"] == model.num_parameters()
+    assert len(out["curve"]) >= 2 and out["params"] == model.num_parameters(only_trainable=True)
+
+
+def _old_path_step(task_name: str, position: str, seed: int) -> tuple[SequenceModel, dict, float]:
+    """One training step as the experiment ran it before it trained through the transformers class
+    (build_model + train_one of commit 16558c9, written out): a bare SequenceModel drawn after
+    manual_seed(seed), mean cross-entropy over the labelled tokens in fp32, clip, AdamW at the step-0 lr of
+    a 1-step run (warm-up of max(1, int(0.1)) = 1 step: the peak lr). Returns the model, its initial
+    weights and the loss."""
+    cfg = PRESETS["smoke"]
+    s = cfg.settings(task_name)
+    task = make_task(s, seed=0)
+    options = {"rope_theta": cfg.rope_theta} if position == "rope" else {}
+    if position == "selective":
+        options = dict(s.selective)
+    layer_options = {"expand_k": s.expand_k, "use_short_conv": s.use_short_conv} if s.layer == "gla" else {}
+    torch.manual_seed(seed)
+    model = SequenceModel(
+        vocab_size=task.vocab_size,
+        hidden_size=s.hidden_size,
+        num_layers=s.num_layers,
+        layer=s.layer,  # type: ignore[arg-type]
+        num_heads=s.num_heads,
+        position=position,
+        position_options=options,
+        layer_options=layer_options,
+    ).train()
+    init = {k: v.clone() for k, v in model.state_dict().items()}
+    opt = make_optimizer(model, s.lr, cfg.weight_decay)
+    for group in opt.param_groups:
+        group["lr"] = s.lr
+    x, y = task.train_batch(0)
+    logits, _ = model(x)
+    loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    opt.step()
+    return model, init, loss.item()
+
+
+@pytest.mark.parametrize(
+    ("task_name", "position"), [("copy", "selective"), ("lm", "selective"), ("mqar", "rope"), ("state", "nope")]
+)
+def test_one_step_through_the_hf_class_equals_the_bare_model_step(task_name: str, position: str) -> None:
+    """The experiment's model is SelectiveRopeForCausalLM: from the same seed it holds the weights the old
+    path's bare SequenceModel drew, and one ``train_one`` step leaves the same weights and the same loss, bit
+    for bit (copying and MQAR have masked labels; the LM has full-rank φ, SiLU conv and the gate)."""
+    old, init, old_loss = _old_path_step(task_name, position, seed=5)
+    cfg = PRESETS["smoke"]
+    s = dataclasses.replace(cfg.settings(task_name), steps=1)
+    task = make_task(s, seed=0)
+    torch.manual_seed(5)
+    new = build_model(s, position, task.vocab_size, cfg.rope_theta)
+    assert isinstance(new, SelectiveRopeForCausalLM)
+    state = new.model.state_dict()
+    assert state.keys() == init.keys() and all(torch.equal(state[k], v) for k, v in init.items())
+    out = train_one(new, task, s, cfg, torch.device("cpu"))
+    assert out["curve"][0]["loss"] == old_loss
+    state = new.model.state_dict()
+    changed = [k for k, v in old.state_dict().items() if not torch.equal(state[k], v)]
+    assert not changed, changed
+    assert any(not torch.equal(state[k], v) for k, v in init.items())  # the step moved the weights
+    assert out["params"] == sum(p.numel() for p in old.parameters() if p.requires_grad)
 
 
 @pytest.mark.parametrize("task", ["state", "copy"])  # copy: Selective RoPE's bias x gate sweep

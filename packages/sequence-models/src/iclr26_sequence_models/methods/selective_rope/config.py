@@ -1,40 +1,65 @@
-"""Config of the ``selective-rope`` method: a frozen dataclass, the per-task budget tables and presets.
+"""Config of the ``selective-rope`` method: a frozen dataclass with one typed, nested config per task, and
+the presets.
 
-Hyper-parameters left at ``None`` take the value of the chosen task in the budget table ``scale``
-(:data:`TASK_TABLES`); the Selective RoPE switches left at ``None`` take the paper's setting for that
-task (:data:`PAPER_SELECTIVE`). :meth:`SelectiveRopeConfig.settings` resolves both. This module imports
-no torch, so ``iclr26 list`` stays fast.
+Each task (``state``, ``copy``, ``mqar``, ``lm``) has its own config of host model, training budget and
+Selective RoPE switches (:class:`StateConfig`, :class:`CopyConfig`, :class:`MqarConfig`, :class:`LmConfig`),
+a field of :class:`SelectiveRopeConfig`; on the command line its fields are ``--<task>.<field>`` (e.g.
+``--copy.steps 500``, ``--lm.layer fox``). The ``full`` preset holds the paper's per-task settings
+(official configs), ``quick`` (the class defaults) and ``smoke`` shrink budgets and sizes
+(:data:`PRESETS`). :meth:`SelectiveRopeConfig.settings` resolves one task into :class:`TaskSettings`.
+This module imports no torch, so ``iclr26 list`` stays fast.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple, TypeVar, cast, get_type_hints
 
 import annotated_types as at
+import tyro
 
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, validate
 from iclr26_shared.errors import ConfigError
 
 __all__ = [
-    "PAPER_SELECTIVE",
     "POSITIONS",
     "PRESETS",
+    "SELECTIVE_SWITCHES",
     "TASKS",
-    "TASK_TABLES",
+    "CopyConfig",
+    "LmConfig",
+    "MqarConfig",
     "SelectiveRopeConfig",
+    "StateConfig",
+    "TaskConfig",
     "TaskSettings",
+    "check_inputs",
 ]
 
 TASKS = ("state", "copy", "mqar", "lm")
 TaskName = Literal["state", "copy", "mqar", "lm"]
 POSITIONS = ("nope", "rope", "selective")
+Layer = Literal["gla", "gdn", "attn", "fox"]
+#: The per-task Selective RoPE switches of :class:`TaskConfig` (keyword arguments of ``SelectiveRoPE``).
+SELECTIVE_SWITCHES = (
+    "temp_type",
+    "temp_theta",
+    "temp_max",
+    "use_bias",
+    "use_gate",
+    "skip_conv",
+    "phi_parametrization",
+    "conv_act",
+)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskSettings:
-    """Everything one training run of one task needs (resolved from the config)."""
+    """Everything one training run of one task needs (resolved from the config; ``results.json``'s
+    ``settings``). Fields a task does not use (``eval_len`` of copy/lm, the MQAR and copy sizes of other
+    tasks) keep the value they had in the shared table of earlier versions, so settings stay comparable."""
 
     task: str
     layer: str
@@ -47,14 +72,14 @@ class TaskSettings:
     batch_size: int
     lr: float
     seq_len: int
-    eval_len: int
+    eval_len: int = 128
     eval_size: int
     eval_every: int
-    vocab_size: int
-    mqar_kv_pairs: int
-    copy_min_len: int
-    copy_max_len: int
-    copy_eval_lengths: tuple[int, ...]
+    vocab_size: int = 0
+    mqar_kv_pairs: int = 8
+    copy_min_len: int = 2
+    copy_max_len: int = 64
+    copy_eval_lengths: tuple[int, ...] = (32, 64, 128)
     group: str
     selective: dict[str, Any]
 
@@ -63,183 +88,350 @@ class TaskSettings:
         return dataclasses.asdict(self)
 
 
-# Per-task paper settings of Selective RoPE (configs/*/*.yaml of the official code,
-# github.com/timurcarstensen/selective-rope).
-PAPER_SELECTIVE: dict[str, dict[str, Any]] = {
-    # state tracking: temp_type rope, theta 1 (all ω = 1), bias on, gate off, short conv on φ
-    "state": dict(temp_type="rope", temp_theta=1.0, temp_max=1.0, use_bias=True, use_gate=False, skip_conv=False),
-    # copying: skip_conv, rfa spectrum theta 0.9999, temp_max 0.25 (gate and bias were swept; we take both off)
-    "copy": dict(temp_type="rfa", temp_theta=0.9999, temp_max=0.25, use_bias=False, use_gate=False, skip_conv=True),
-    # MQAR: the module defaults (rope spectrum 500000, low-rank φ)
-    "mqar": dict(temp_type="rope", temp_theta=500_000.0, temp_max=1.0, use_bias=False, use_gate=False, skip_conv=False),
-    # LM main sweep: full-rank φ, SiLU after the conv, standard phase gate, no bias
-    "lm": dict(
-        temp_type="rope",
-        temp_theta=500_000.0,
-        temp_max=1.0,
-        use_bias=False,
-        use_gate=True,
-        skip_conv=False,
-        conv_act="silu",
-        phi_parametrization="full-rank",
+_T = TypeVar("_T")
+
+
+def _task_flags(task: str) -> Callable[[type[_T]], type[_T]]:
+    """Class decorator: the task config under the flags ``--<task>.<field>`` (what tyro calls a nested
+    field), with errors naming ``<task>.<field>``.
+
+    The workspace CLI omits the prefixes of nested configs (``tyro.conf.OmitArgPrefixes`` in
+    :mod:`iclr26_shared.cli`), under which the four tasks' ``--steps`` would be one flag. The returned class
+    is a subclass that re-declares every field with ``tyro.conf.arg(name="<task>.<field>")`` (booleans take
+    ``True``/``False``, ``--copy.use-bias True``, instead of the ``--no-copy.use-bias`` tyro would write);
+    it keeps the name, docstrings and source of ``cls``.
+    """
+
+    def wrap(cls: type[_T]) -> type[_T]:
+        hints = get_type_hints(cls, include_extras=True)
+        fields: list[tuple[str, Any, Any]] = []
+        for f in dataclasses.fields(cast(Any, cls)):
+            tp = hints[f.name]
+            markers: tuple[Any, ...] = (tyro.conf.arg(name=f"{task}.{f.name}"),)
+            if tp is bool:
+                markers = (*markers, tyro.conf.FlagConversionOff)
+            default = (
+                dataclasses.field(default=f.default) if f.default is not dataclasses.MISSING else dataclasses.field()
+            )
+            fields.append((f.name, Annotated[(tp, *markers)], default))  # pyright: ignore[reportInvalidTypeArguments]
+        flagged = dataclasses.make_dataclass(
+            cls.__name__,
+            fields,
+            bases=(cls,),
+            frozen=True,
+            kw_only=True,
+            namespace={"TASK": task, "__doc__": cls.__doc__},
+        )
+        flagged.__module__, flagged.__qualname__ = cls.__module__, cls.__qualname__
+        return cast(type[_T], flagged)
+
+    return wrap
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskConfig:
+    """One task's host model, training budget and Selective RoPE switches (``--<task>.<field>``)."""
+
+    TASK: ClassVar[str] = ""
+    """The task of this config (set by the class decorator that names its flags)."""
+
+    layer: Layer = "gla"
+    """Host layer (GLA in every synthetic run of the paper)."""
+    hidden_size: PosInt
+    """Model width D."""
+    num_layers: PosInt
+    """Number of blocks."""
+    num_heads: PosInt
+    """Heads per mixer."""
+    expand_k: PosFloat
+    """GLA: key width as a fraction of D (attention, FoX and GDN use D)."""
+    use_short_conv: bool
+    """GLA: short convolution on q, k, v."""
+    steps: PosInt
+    """Optimizer steps per run."""
+    batch_size: PosInt
+    """Sequences per step."""
+    lr: PosFloat
+    """Peak AdamW learning rate (linear warm-up, cosine decay)."""
+    seq_len: PosInt
+    """Training sequence length T."""
+    eval_size: PosInt
+    """Test sequences (a sweep's validation set has as many)."""
+    eval_every: NonNegInt = 0
+    """Steps between learning-curve evaluations (0: about 10 points per run)."""
+    temp_type: Literal["rope", "rfa"] = "rope"
+    """Selective RoPE temperature spectrum ω."""
+    temp_theta: PosFloat = 500_000.0
+    """Selective RoPE spectrum parameter: >= 1 for rope, in (0, 1) for rfa."""
+    temp_max: PosFloat = 1.0
+    """Selective RoPE largest temperature."""
+    use_bias: bool = False
+    """Selective RoPE: add exp(β) to the phase increments (a RoPE component); on a ``bias_gate_sweep`` task
+    both values are tried."""
+    use_gate: bool = False
+    """Selective RoPE: phase gate σ(gate(x̂)); on a ``bias_gate_sweep`` task both values are tried."""
+    skip_conv: bool = False
+    """Selective RoPE: first difference instead of the short convolution on φ."""
+    phi_parametrization: Literal["low-rank", "full-rank"] = "low-rank"
+    """Selective RoPE phase projection φ."""
+    conv_act: Literal["none", "silu"] = "none"
+    """Selective RoPE: activation after the φ short convolution."""
+
+    def __post_init__(self) -> None:
+        try:
+            validate(self)
+            self._check()
+        except ConfigError as err:
+            field = f"{self.TASK}.{err.field}" if self.TASK else err.field
+            raise ConfigError(field, err.value, err.expected) from None
+
+    def _check(self) -> None:
+        """Cross-field rules (head sizes, spectrum); subclasses add their task's."""
+        if self.hidden_size % self.num_heads:
+            raise ConfigError("hidden_size", self.hidden_size, f"a multiple of num_heads = {self.num_heads}")
+        key_dim = self.hidden_size if self.layer in ("attn", "fox", "gdn") else int(self.hidden_size * self.expand_k)
+        head = key_dim // self.num_heads
+        if key_dim % self.num_heads or head % 2:
+            raise ConfigError(
+                "num_heads",
+                self.num_heads,
+                f"a divisor of the key width {key_dim} giving an even head dim (got {head})",
+            )
+        if self.temp_type == "rope" and self.temp_theta < 1.0:
+            raise ConfigError("temp_theta", self.temp_theta, "a number >= 1 for temp_type 'rope'")
+        if self.temp_type == "rfa" and not 0.0 < self.temp_theta < 1.0:
+            raise ConfigError("temp_theta", self.temp_theta, "a number in (0, 1) for temp_type 'rfa'")
+
+    def task_settings(self) -> dict[str, Any]:
+        """This task's entries of :class:`TaskSettings` beyond the common ones."""
+        return {}
+
+
+@_task_flags("state")
+@dataclass(frozen=True, kw_only=True)
+class StateConfig(TaskConfig):
+    """State tracking (group word problems): train at ``seq_len``, test at ``eval_len`` (``--state.<field>``)."""
+
+    eval_len: PosInt
+    """Test sequence length (paper: 512, 4x the training length)."""
+
+    def task_settings(self) -> dict[str, Any]:
+        return {"eval_len": self.eval_len}
+
+
+@_task_flags("copy")
+@dataclass(frozen=True, kw_only=True)
+class CopyConfig(TaskConfig):
+    """Copying with length extrapolation: train on strings of ``min_len``-``max_len`` (``--copy.<field>``)."""
+
+    min_len: PosInt
+    """Shortest training string."""
+    max_len: PosInt
+    """Longest training string (the headline is the accuracy beyond it)."""
+    eval_lengths: Annotated[tuple[PosInt, ...], at.MinLen(1)]
+    """String lengths of the test sets."""
+
+    def _check(self) -> None:
+        super()._check()
+        if self.min_len > self.max_len:
+            raise ConfigError("min_len", self.min_len, f"at most max_len = {self.max_len}")
+        if self.seq_len <= 2 * self.max_len + 3:
+            raise ConfigError("seq_len", self.seq_len, f"> 2 * max_len + 3 = {2 * self.max_len + 3}")
+
+    def task_settings(self) -> dict[str, Any]:
+        return {"copy_min_len": self.min_len, "copy_max_len": self.max_len, "copy_eval_lengths": self.eval_lengths}
+
+
+@_task_flags("mqar")
+@dataclass(frozen=True, kw_only=True)
+class MqarConfig(TaskConfig):
+    """Multi-query associative recall (Zoology): train at ``seq_len``, test at ``eval_len`` (``--mqar.<field>``)."""
+
+    eval_len: PosInt
+    """Test sequence length."""
+    vocab_size: PosInt
+    """Vocabulary (keys from the lower half, values from the upper half; > seq_len and eval_len)."""
+    kv_pairs: PosInt
+    """Key-value pairs per sequence."""
+
+    def _check(self) -> None:
+        super()._check()
+        if self.seq_len % 2 or self.eval_len % 2:
+            raise ConfigError("seq_len", self.seq_len, "an even MQAR length (also eval_len)")
+        if 4 * self.kv_pairs > min(self.seq_len, self.eval_len):
+            raise ConfigError("seq_len", self.seq_len, f">= 4 * {self.kv_pairs} key-value pairs")
+        if self.vocab_size <= max(self.seq_len, self.eval_len):
+            raise ConfigError("seq_len", self.seq_len, f"below the MQAR vocabulary {self.vocab_size}")
+
+    def task_settings(self) -> dict[str, Any]:
+        return {"eval_len": self.eval_len, "vocab_size": self.vocab_size, "mqar_kv_pairs": self.kv_pairs}
+
+
+@_task_flags("lm")
+@dataclass(frozen=True, kw_only=True)
+class LmConfig(TaskConfig):
+    """Byte-level language modelling on the King James Bible (vocabulary 256; ``--lm.<field>``)."""
+
+    def task_settings(self) -> dict[str, Any]:
+        return {"vocab_size": 256}
+
+
+class _Tasks(NamedTuple):
+    """One preset's four task configs."""
+
+    state: StateConfig
+    copy: CopyConfig
+    mqar: MqarConfig
+    lm: LmConfig
+
+
+# The full preset: the paper's per-task settings (configs/*/*.yaml of the official code,
+# github.com/timurcarstensen/selective-rope) at the sizes in reach of one GPU.
+_FULL = _Tasks(
+    # paper: 1-layer GLA, hidden 384, 12 heads, expand_k 1, short conv, lr 5e-4, train 128 / test 512;
+    # Selective RoPE: temp_type rope, theta 1 (all ω = 1), bias on, gate off, short conv on φ
+    state=StateConfig(
+        num_layers=1,
+        hidden_size=384,
+        num_heads=12,
+        expand_k=1.0,
+        use_short_conv=True,
+        steps=10_000,
+        batch_size=64,
+        lr=5e-4,
+        seq_len=128,
+        eval_len=512,
+        eval_size=1000,
+        temp_theta=1.0,
+        use_bias=True,
     ),
-}
-
-_BASE: dict[str, dict[str, Any]] = {
-    # paper: 1-layer GLA, hidden 384, 12 heads, expand_k 1, short conv, lr 5e-4, train 128 / test 512
-    "state": dict(layer="gla", num_layers=1, expand_k=1.0, use_short_conv=True, seq_len=128, eval_len=512, lr=5e-4),
-    # paper: 4-layer GLA, hidden 512, 16 heads, expand_k 1, no short conv, lr 2e-3, train 2-64 / eval 2-512
-    "copy": dict(layer="gla", expand_k=1.0, use_short_conv=False, lr=2e-3),
-    # Zoology MQAR: 2 layers; vocab 8192 in the paper (smaller here), power-law gaps
-    "mqar": dict(layer="gla", num_layers=2, expand_k=0.5, use_short_conv=True, lr=3e-3),
-    # LM: GLA with short conv, expand_k 0.5, AdamW lr 5e-4 in the paper (scaled up for tiny models)
-    "lm": dict(layer="gla", expand_k=0.5, use_short_conv=True, vocab_size=256, lr=2e-3),
-}
-
-_SCALES: dict[str, dict[str, dict[str, Any]]] = {
-    "smoke": {
-        "state": dict(hidden_size=32, num_heads=2, steps=6, batch_size=8, seq_len=32, eval_len=64, eval_size=16),
-        "copy": dict(
-            hidden_size=32,
-            num_layers=1,
-            num_heads=2,
-            steps=6,
-            batch_size=4,
-            seq_len=48,
-            copy_min_len=2,
-            copy_max_len=8,
-            copy_eval_lengths=(4, 16),
-            eval_size=8,
-        ),
-        "mqar": dict(
-            hidden_size=32,
-            num_heads=2,
-            steps=6,
-            batch_size=8,
-            seq_len=32,
-            eval_len=32,
-            eval_size=16,
-            vocab_size=64,
-            mqar_kv_pairs=4,
-        ),
-        "lm": dict(hidden_size=32, num_layers=1, num_heads=2, steps=6, batch_size=4, seq_len=64, eval_size=4),
-    },
-    "quick": {
-        # train 64 / test 256 (the paper's 4x extrapolation at half the length), lr 1e-2 (see README)
-        "state": dict(
-            hidden_size=64, num_heads=4, steps=400, batch_size=32, lr=1e-2, seq_len=64, eval_len=256, eval_size=128
-        ),
-        "copy": dict(
-            hidden_size=64,
-            num_layers=2,
-            num_heads=4,
-            steps=300,
-            batch_size=16,
-            seq_len=128,
-            copy_min_len=2,
-            copy_max_len=16,
-            copy_eval_lengths=(8, 16, 24, 32, 48, 64),
-            eval_size=64,
-        ),
-        # MQAR at T 32 with 4 pairs and vocabulary 64, lr 1e-2: at T 64 / 8 pairs / vocab 256 every position
-        # stays at chance for 300 steps (the MQAR plateau), which measures nothing
-        "mqar": dict(
-            hidden_size=64,
-            num_heads=4,
-            steps=300,
-            batch_size=32,
-            lr=1e-2,
-            seq_len=32,
-            eval_len=32,
-            eval_size=512,
-            vocab_size=64,
-            mqar_kv_pairs=4,
-        ),
-        # T 128 (half the cost of T 256): every position trains 3 learning rates (lr_sweep)
-        "lm": dict(hidden_size=128, num_layers=2, num_heads=4, steps=250, batch_size=16, seq_len=128, eval_size=64),
-    },
-    "full": {
-        "state": dict(hidden_size=384, num_heads=12, steps=10_000, batch_size=64, eval_size=1000),
-        "copy": dict(
-            hidden_size=512,
-            num_layers=4,
-            num_heads=16,
-            steps=5000,
-            batch_size=32,
-            seq_len=420,
-            copy_min_len=2,
-            copy_max_len=64,
-            copy_eval_lengths=(16, 32, 64, 128, 256, 512),
-            eval_size=128,
-        ),
-        "mqar": dict(
-            hidden_size=128,
-            num_heads=4,
-            steps=20_000,
-            batch_size=64,
-            seq_len=256,
-            eval_len=256,
-            eval_size=3000,
-            vocab_size=8192,
-            mqar_kv_pairs=16,
-        ),
-        "lm": dict(
-            hidden_size=512,
-            num_layers=8,
-            num_heads=4,
-            steps=20_000,
-            batch_size=32,
-            seq_len=1024,
-            eval_size=512,
-            lr=1e-3,
-        ),
-    },
-}
-
-_COMMON: dict[str, Any] = dict(
-    num_layers=2,
-    expand_k=0.5,
-    use_short_conv=False,
-    seq_len=128,
-    eval_len=128,
-    eval_size=256,
-    eval_every=0,
-    vocab_size=0,
-    mqar_kv_pairs=8,
-    copy_min_len=2,
-    copy_max_len=64,
-    copy_eval_lengths=(32, 64, 128),
-    group="S2",
+    # paper: 4-layer GLA, hidden 512, 16 heads, expand_k 1, no short conv, lr 2e-3, train 2-64 / eval 2-512;
+    # Selective RoPE: skip_conv, rfa spectrum theta 0.9999, temp_max 0.25 (gate and bias swept: bias_gate_sweep)
+    copy=CopyConfig(
+        num_layers=4,
+        hidden_size=512,
+        num_heads=16,
+        expand_k=1.0,
+        use_short_conv=False,
+        steps=5000,
+        batch_size=32,
+        lr=2e-3,
+        seq_len=420,
+        min_len=2,
+        max_len=64,
+        eval_lengths=(16, 32, 64, 128, 256, 512),
+        eval_size=128,
+        temp_type="rfa",
+        temp_theta=0.9999,
+        temp_max=0.25,
+        skip_conv=True,
+    ),
+    # Zoology MQAR: 2 layers, vocabulary 8192, power-law gaps; Selective RoPE: the module defaults (rope
+    # spectrum 500000, low-rank φ)
+    mqar=MqarConfig(
+        num_layers=2,
+        hidden_size=128,
+        num_heads=4,
+        expand_k=0.5,
+        use_short_conv=True,
+        steps=20_000,
+        batch_size=64,
+        lr=3e-3,
+        seq_len=256,
+        eval_len=256,
+        eval_size=3000,
+        vocab_size=8192,
+        kv_pairs=16,
+    ),
+    # LM: GLA with short conv, expand_k 0.5, AdamW; Selective RoPE (main sweep): full-rank φ, SiLU after the
+    # conv, standard phase gate, no bias
+    lm=LmConfig(
+        num_layers=8,
+        hidden_size=512,
+        num_heads=4,
+        expand_k=0.5,
+        use_short_conv=True,
+        steps=20_000,
+        batch_size=32,
+        lr=1e-3,
+        seq_len=1024,
+        eval_size=512,
+        use_gate=True,
+        phi_parametrization="full-rank",
+        conv_act="silu",
+    ),
 )
 
-#: ``TASK_TABLES[scale][task]``: the budget and architecture of each task at each scale.
-TASK_TABLES: dict[str, dict[str, dict[str, Any]]] = {
-    scale: {task: {**_COMMON, **_BASE[task], **table[task]} for task in TASKS} for scale, table in _SCALES.items()
-}
-
-
-#: Config fields that, when set, replace the task table's value.
-_TABLE_OVERRIDES = (
-    "steps",
-    "batch_size",
-    "lr",
-    "hidden_size",
-    "num_layers",
-    "num_heads",
-    "seq_len",
-    "eval_len",
-    "eval_every",
-    "layer",
+_r = dataclasses.replace
+_QUICK = _Tasks(
+    # train 64 / test 256 (the paper's 4x extrapolation at half the length), lr 1e-2 (see README)
+    state=_r(
+        _FULL.state,
+        hidden_size=64,
+        num_heads=4,
+        steps=400,
+        batch_size=32,
+        lr=1e-2,
+        seq_len=64,
+        eval_len=256,
+        eval_size=128,
+    ),
+    copy=_r(
+        _FULL.copy,
+        num_layers=2,
+        hidden_size=64,
+        num_heads=4,
+        steps=300,
+        batch_size=16,
+        seq_len=128,
+        max_len=16,
+        eval_lengths=(8, 16, 24, 32, 48, 64),
+        eval_size=64,
+    ),
+    # MQAR at T 32 with 4 pairs and vocabulary 64, lr 1e-2: at T 64 / 8 pairs / vocab 256 every position
+    # stays at chance for 300 steps (the MQAR plateau), which measures nothing
+    mqar=_r(
+        _FULL.mqar,
+        hidden_size=64,
+        steps=300,
+        batch_size=32,
+        lr=1e-2,
+        seq_len=32,
+        eval_len=32,
+        eval_size=512,
+        vocab_size=64,
+        kv_pairs=4,
+    ),
+    # T 128 (half the cost of T 256): every position trains 3 learning rates (lr_sweep)
+    lm=_r(_FULL.lm, num_layers=2, hidden_size=128, steps=250, batch_size=16, lr=2e-3, seq_len=128, eval_size=64),
 )
-#: Selective RoPE switches that, when set, replace the paper's per-task setting.
-_SELECTIVE_OVERRIDES = (
-    "phi_parametrization",
-    "skip_conv",
-    "use_bias",
-    "use_gate",
-    "temp_type",
-    "temp_theta",
-    "temp_max",
+_SMOKE = _Tasks(
+    state=_r(_FULL.state, hidden_size=32, num_heads=2, steps=6, batch_size=8, seq_len=32, eval_len=64, eval_size=16),
+    copy=_r(
+        _FULL.copy,
+        num_layers=1,
+        hidden_size=32,
+        num_heads=2,
+        steps=6,
+        batch_size=4,
+        seq_len=48,
+        max_len=8,
+        eval_lengths=(4, 16),
+        eval_size=8,
+    ),
+    mqar=_r(
+        _FULL.mqar,
+        hidden_size=32,
+        num_heads=2,
+        steps=6,
+        batch_size=8,
+        seq_len=32,
+        eval_len=32,
+        eval_size=16,
+        vocab_size=64,
+        kv_pairs=4,
+    ),
+    lm=_r(_FULL.lm, num_layers=1, hidden_size=32, num_heads=2, steps=6, batch_size=4, lr=2e-3, seq_len=64, eval_size=4),
 )
 
 
@@ -247,8 +439,8 @@ _SELECTIVE_OVERRIDES = (
 class SelectiveRopeConfig:
     """Selective RoPE vs RoPE vs NoPE on state tracking, copying, MQAR and byte-level LM.
 
-    Fields left at ``None`` take the task's value from the ``scale`` table (or the paper's Selective RoPE
-    setting for that task).
+    Each task's model, budget and Selective RoPE switches are its nested config (``--state.*``,
+    ``--copy.*``, ``--mqar.*``, ``--lm.*``); the defaults are the quick preset's.
     """
 
     task: Literal["state", "copy", "mqar", "lm", "all"] = "all"
@@ -257,60 +449,26 @@ class SelectiveRopeConfig:
     """Train nope, rope and selective under the same budget and seeds (else only --position)."""
     position: Literal["nope", "rope", "selective"] = "selective"
     """Position encoding when --compare is off."""
-    layer: Literal["gla", "gdn", "attn", "fox"] | None = None
-    """Host layer (None: the task's default, GLA everywhere as in the paper's synthetic runs)."""
-    scale: Literal["smoke", "quick", "full"] = "quick"
-    """Budget table that fills the fields left at None."""
     group: Literal["S2", "S3", "A5", "S5"] = "S2"
     """Group of the state-tracking word problem (S2 = parity)."""
-    steps: PosInt | None = None
-    """Optimizer steps per run."""
-    batch_size: PosInt | None = None
-    """Sequences per step."""
-    lr: PosFloat | None = None
-    """Peak AdamW learning rate (linear warm-up, cosine decay)."""
-    hidden_size: PosInt | None = None
-    """Model width D."""
-    num_layers: PosInt | None = None
-    """Number of blocks."""
-    num_heads: PosInt | None = None
-    """Heads per mixer."""
-    seq_len: PosInt | None = None
-    """Training sequence length T (state: 128 in the paper)."""
-    eval_len: PosInt | None = None
-    """Test sequence length (state: 512 in the paper; mqar: the test T)."""
-    eval_every: NonNegInt | None = None
-    """Steps between learning-curve evaluations (0: about 10 points per run)."""
-    mqar_kv_pairs: PosInt | None = None
-    """MQAR: key-value pairs per sequence."""
-    mqar_vocab: PosInt | None = None
-    """MQAR: vocabulary size (keys from the lower half, values from the upper half; > seq_len)."""
+    state: StateConfig = _QUICK.state
+    """State tracking: host model, budget, lengths, Selective RoPE switches."""
+    copy: CopyConfig = _QUICK.copy
+    """Copying: host model, budget, string lengths, Selective RoPE switches."""
+    mqar: MqarConfig = _QUICK.mqar
+    """MQAR: host model, budget, lengths, vocabulary, key-value pairs, Selective RoPE switches."""
+    lm: LmConfig = _QUICK.lm
+    """Byte-level LM: host model, budget, Selective RoPE switches."""
     weight_decay: NonNegFloat = 0.1
     """AdamW weight decay (not applied to biases, norms, gains)."""
     warmup_frac: Annotated[float, at.Interval(ge=0, lt=1)] = 0.1
     """Fraction of steps of linear warm-up."""
     grad_clip: PosFloat = 1.0
     """Gradient-norm clip."""
-    phi_parametrization: Literal["low-rank", "full-rank"] | None = None
-    """Selective RoPE phase projection (None: the task's paper setting; low-rank otherwise)."""
     phi_proj_rank: PosInt = 32
     """Rank r of the low-rank phase projection (32 in every official config; the module's default is 16)."""
-    skip_conv: bool | None = None
-    """First difference instead of the short convolution on φ (None: paper setting per task)."""
-    conv_act: Literal["none", "silu"] | None = None
-    """Activation after the φ short convolution (None: paper setting per task)."""
-    use_bias: bool | None = None
-    """Add exp(β) to the phase increments (a RoPE component) (None: paper setting per task)."""
-    use_gate: bool | None = None
-    """Phase gate σ(gate(x̂)) (None: paper setting per task)."""
     gate_parametrization: Literal["standard", "low-rank", "gla"] = "standard"
     """Phase gate form: one scalar per head, low-rank per head, or per frequency."""
-    temp_type: Literal["rope", "rfa"] | None = None
-    """Temperature spectrum ω (None: paper setting per task)."""
-    temp_theta: PosFloat | None = None
-    """Spectrum parameter: >= 1 for rope, in (0, 1) for rfa."""
-    temp_max: PosFloat | None = None
-    """Largest temperature."""
     temp_grad: bool = False
     """Train the temperatures (frozen in the paper)."""
     rope_theta: PosFloat = 500_000.0
@@ -322,13 +480,11 @@ class SelectiveRopeConfig:
     """Learning-rate multipliers tried on the ``lr_sweep`` tasks."""
     bias_gate_sweep: tuple[TaskName, ...] = ("copy",)
     """Tasks on which Selective RoPE trains with ``use_bias`` and ``use_gate`` each on and off (the paper's
-    copying sweep) and reports the variant with the best validation metric; a switch set explicitly
-    (``--use-bias``/``--use-gate``) is not swept."""
+    copying sweep) and reports the variant with the best validation metric; the task's own ``use_bias`` /
+    ``use_gate`` are used only on tasks not listed here."""
 
     def __post_init__(self) -> None:
         validate(self)
-        for task in self.tasks:
-            self.settings(task)  # raises ConfigError for inconsistent sizes
 
     @property
     def tasks(self) -> tuple[str, ...]:
@@ -340,74 +496,67 @@ class SelectiveRopeConfig:
         """The position encodings this config trains."""
         return POSITIONS if self.compare else (self.position,)
 
+    def task_config(self, task: str) -> TaskConfig:
+        """The nested config of ``task``."""
+        if task not in TASKS:
+            raise ConfigError("task", task, f"one of {', '.join(TASKS)}")
+        return cast(TaskConfig, getattr(self, task))
+
     def lrs(self, task: str) -> tuple[float, ...]:
         """The learning rates each position of ``task`` trains with (one unless the task is swept)."""
-        lr = self.settings(task).lr
+        lr = self.task_config(task).lr
         return tuple(lr * f for f in self.lr_factors) if task in self.lr_sweep else (lr,)
 
     def selective_variants(self, task: str) -> tuple[dict[str, bool], ...]:
         """The Selective RoPE switch overrides tried on ``task`` (``({},)`` unless bias/gate are swept)."""
         if task not in self.bias_gate_sweep:
             return ({},)
-        bias = (False, True) if self.use_bias is None else (self.use_bias,)
-        gate = (False, True) if self.use_gate is None else (self.use_gate,)
-        return tuple({"use_bias": b, "use_gate": g} for b in bias for g in gate)
+        return tuple({"use_bias": b, "use_gate": g} for b in (False, True) for g in (False, True))
 
     def settings(self, task: str) -> TaskSettings:
-        """Resolve the task table and the overrides into :class:`TaskSettings`; checks sizes."""
-        table = dict(TASK_TABLES[self.scale][task])
-        for name in _TABLE_OVERRIDES:
-            if getattr(self, name) is not None:
-                table[name] = getattr(self, name)
-        table["group"] = self.group
-        if task == "mqar":
-            if self.mqar_kv_pairs is not None:
-                table["mqar_kv_pairs"] = self.mqar_kv_pairs
-            if self.mqar_vocab is not None:
-                table["vocab_size"] = self.mqar_vocab
-        table["task"] = task
-        sel = dict(PAPER_SELECTIVE[task])
-        sel.setdefault("phi_parametrization", "low-rank")
-        sel.setdefault("conv_act", None)
-        for name in _SELECTIVE_OVERRIDES:
-            if getattr(self, name) is not None:
-                sel[name] = getattr(self, name)
-        if self.conv_act is not None:
-            sel["conv_act"] = None if self.conv_act == "none" else self.conv_act
+        """Resolve ``task``'s nested config and the shared Selective RoPE options into :class:`TaskSettings`."""
+        t = self.task_config(task)
+        sel: dict[str, Any] = {name: getattr(t, name) for name in SELECTIVE_SWITCHES}
+        sel["conv_act"] = None if t.conv_act == "none" else t.conv_act
         sel.update(
             phi_proj_rank=self.phi_proj_rank, gate_parametrization=self.gate_parametrization, temp_grad=self.temp_grad
         )
-        if sel["temp_type"] == "rope" and sel["temp_theta"] < 1.0:
-            raise ConfigError("temp_theta", sel["temp_theta"], "a number >= 1 for temp_type 'rope'")
-        if sel["temp_type"] == "rfa" and not 0.0 < sel["temp_theta"] < 1.0:
-            raise ConfigError("temp_theta", sel["temp_theta"], "a number in (0, 1) for temp_type 'rfa'")
-        table["selective"] = sel
-        s = TaskSettings(**table)
-        self._check_sizes(s)
-        return s
-
-    def _check_sizes(self, s: TaskSettings) -> None:
-        if s.hidden_size % s.num_heads:
-            raise ConfigError("hidden_size", s.hidden_size, f"a multiple of num_heads = {s.num_heads}")
-        key_dim = s.hidden_size if s.layer in ("attn", "fox", "gdn") else int(s.hidden_size * s.expand_k)
-        head = key_dim // s.num_heads
-        if key_dim % s.num_heads or head % 2:
-            raise ConfigError(
-                "num_heads", s.num_heads, f"a divisor of the key width {key_dim} giving an even head dim (got {head})"
-            )
-        if s.task == "mqar":
-            if s.seq_len % 2 or s.eval_len % 2:
-                raise ConfigError("seq_len", s.seq_len, "an even MQAR length (also eval_len)")
-            if 4 * s.mqar_kv_pairs > min(s.seq_len, s.eval_len):
-                raise ConfigError("seq_len", s.seq_len, f">= 4 * {s.mqar_kv_pairs} key-value pairs")
-            if s.vocab_size <= max(s.seq_len, s.eval_len):
-                raise ConfigError("seq_len", s.seq_len, f"below the MQAR vocabulary {s.vocab_size}")
-        if s.task == "copy" and s.seq_len <= 2 * s.copy_max_len + 3:
-            raise ConfigError("seq_len", s.seq_len, f"> 2 * copy_max_len + 3 = {2 * s.copy_max_len + 3}")
+        return TaskSettings(
+            task=task,
+            layer=t.layer,
+            hidden_size=t.hidden_size,
+            num_layers=t.num_layers,
+            num_heads=t.num_heads,
+            expand_k=t.expand_k,
+            use_short_conv=t.use_short_conv,
+            steps=t.steps,
+            batch_size=t.batch_size,
+            lr=t.lr,
+            seq_len=t.seq_len,
+            eval_size=t.eval_size,
+            eval_every=t.eval_every,
+            group=self.group,
+            selective=sel,
+            **t.task_settings(),
+        )
 
 
 PRESETS: dict[str, SelectiveRopeConfig] = {
-    "smoke": SelectiveRopeConfig(scale="smoke"),
-    "quick": SelectiveRopeConfig(scale="quick"),
-    "full": SelectiveRopeConfig(scale="full"),
+    "smoke": SelectiveRopeConfig(**_SMOKE._asdict()),
+    "quick": SelectiveRopeConfig(),
+    "full": SelectiveRopeConfig(**_FULL._asdict()),
 }
+
+
+def check_inputs(cfg: SelectiveRopeConfig) -> None:
+    """The experiment trains through the ``transformers`` model class (the ``llm`` extra): checked by the CLI
+    before torch is imported, one line when ``transformers`` is not installed."""
+    import importlib.util
+
+    from iclr26_shared.errors import DataError
+
+    if importlib.util.find_spec("transformers") is None:
+        raise DataError(
+            "selective-rope trains SelectiveRopeForCausalLM, a transformers model: "
+            "uv sync --package iclr26-sequence-models --extra llm"
+        )

@@ -18,15 +18,15 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from iclr26_sequence_models.data.bible import BibleCorpus, load_bible
 from iclr26_sequence_models.data.copying import CopyTokens, copy_eval_batch, copy_train_batch
 from iclr26_sequence_models.data.mqar import IGNORE_INDEX, multiquery_ar
 from iclr26_sequence_models.data.state_tracking import make_group, word_problem
 from iclr26_sequence_models.methods.selective_rope.config import TaskSettings
-from iclr26_sequence_models.nn.model import SequenceModel
 
-__all__ = ["HIGHER_IS_BETTER", "Task", "make_task"]
+__all__ = ["HIGHER_IS_BETTER", "Task", "make_task", "model_logits"]
 
 #: Direction of each task's headline metric.
 HIGHER_IS_BETTER = {"state": True, "copy": True, "mqar": True, "lm": False}
@@ -43,11 +43,11 @@ class Task(Protocol):
         """Inputs and labels of training step ``step`` (a pure function of seed and step)."""
         ...
 
-    def evaluate(self, model: SequenceModel, device: torch.device, small: bool = False) -> dict[str, Any]:
+    def evaluate(self, model: nn.Module, device: torch.device, small: bool = False) -> dict[str, Any]:
         """Metrics on the test set; ``small`` uses a quarter of it (learning curves)."""
         ...
 
-    def validate(self, model: SequenceModel, device: torch.device) -> float:
+    def validate(self, model: nn.Module, device: torch.device) -> float:
         """The headline metric on a validation set drawn apart from the test set (used to pick a learning
         rate or a Selective RoPE variant, so the reported test number is not the one it was chosen on)."""
         ...
@@ -57,9 +57,16 @@ def _seed(*parts: int) -> int:
     return int(np.random.SeedSequence(list(parts)).generate_state(1)[0])
 
 
+def model_logits(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``logits [B, T, V]`` of a :class:`~iclr26_sequence_models.nn.hf.SelectiveRopeForCausalLM` (its
+    ``.logits``) or of a bare ``SequenceModel`` (the first of its ``(logits, cache)``)."""
+    out = model(x)
+    return out.logits if hasattr(out, "logits") else out[0]
+
+
 @torch.no_grad()
-def _logits(model: SequenceModel, x: torch.Tensor, device: torch.device) -> torch.Tensor:
-    outs = [model(x[i : i + _EVAL_BATCH].to(device))[0].float().cpu() for i in range(0, len(x), _EVAL_BATCH)]
+def _logits(model: nn.Module, x: torch.Tensor, device: torch.device) -> torch.Tensor:
+    outs = [model_logits(model, x[i : i + _EVAL_BATCH].to(device)).float().cpu() for i in range(0, len(x), _EVAL_BATCH)]
     return torch.cat(outs)
 
 
@@ -77,7 +84,7 @@ class StateTask:
         """Fresh random words of the training length."""
         return word_problem(self.group, self.s.batch_size, self.s.seq_len, _seed(self.seed, 3, step))
 
-    def evaluate(self, model: SequenceModel, device: torch.device, small: bool = False) -> dict[str, Any]:
+    def evaluate(self, model: nn.Module, device: torch.device, small: bool = False) -> dict[str, Any]:
         """Token and sequence accuracy at the test and training lengths; chance = 1 / |G|."""
         n = max(1, len(self.test[0]) // 4) if small else len(self.test[0])
         out: dict[str, Any] = {"chance": 1.0 / self.group.order}
@@ -91,7 +98,7 @@ class StateTask:
         out["metric"] = out["test_token_acc"]
         return out
 
-    def validate(self, model: SequenceModel, device: torch.device) -> float:
+    def validate(self, model: nn.Module, device: torch.device) -> float:
         """Token accuracy at the test length on fresh words."""
         if not hasattr(self, "val"):
             self.val = word_problem(self.group, self.s.eval_size, self.s.eval_len, _seed(self.seed, 4))
@@ -117,20 +124,20 @@ class CopyTask:
         )
         return x, y.masked_fill(~m, IGNORE_INDEX)
 
-    def validate(self, model: SequenceModel, device: torch.device) -> float:
+    def validate(self, model: nn.Module, device: torch.device) -> float:
         """Token accuracy beyond the training lengths on fresh strings of the evaluation lengths."""
         if not hasattr(self, "vals"):
             rng = np.random.default_rng(_seed(self.seed, 4))
             self.vals = {n: copy_eval_batch(self.tok, self.s.eval_size, n, rng) for n in self.s.copy_eval_lengths}
         return self._evaluate(model, device, self.vals, small=False)["metric"]
 
-    def evaluate(self, model: SequenceModel, device: torch.device, small: bool = False) -> dict[str, Any]:
+    def evaluate(self, model: nn.Module, device: torch.device, small: bool = False) -> dict[str, Any]:
         """String accuracy (every answer token right, i.e. greedy decoding copies exactly) per length."""
         return self._evaluate(model, device, self.tests, small)
 
     def _evaluate(
         self,
-        model: SequenceModel,
+        model: nn.Module,
         device: torch.device,
         tests: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
         small: bool,
@@ -172,7 +179,7 @@ class MqarTask:
             num_kv_pairs=self.s.mqar_kv_pairs,
         )
 
-    def evaluate(self, model: SequenceModel, device: torch.device, small: bool = False) -> dict[str, Any]:
+    def evaluate(self, model: nn.Module, device: torch.device, small: bool = False) -> dict[str, Any]:
         """Accuracy over query positions."""
         x, y = self.test
         n = max(1, len(x) // 4) if small else len(x)
@@ -182,7 +189,7 @@ class MqarTask:
         # chance: recalling one of the sequence's values without its key (no association learned)
         return {"query_acc": acc, "metric": acc, "chance": 1.0 / self.s.mqar_kv_pairs}
 
-    def validate(self, model: SequenceModel, device: torch.device) -> float:
+    def validate(self, model: nn.Module, device: torch.device) -> float:
         """Query accuracy on fresh sequences."""
         if not hasattr(self, "val"):
             s = self.s
@@ -212,7 +219,7 @@ class LmTask:
         gen = torch.Generator().manual_seed(_seed(self.seed, 3, step))
         return self.corpus.batch("train", self.s.batch_size, self.s.seq_len, gen)
 
-    def evaluate(self, model: SequenceModel, device: torch.device, small: bool = False) -> dict[str, Any]:
+    def evaluate(self, model: nn.Module, device: torch.device, small: bool = False) -> dict[str, Any]:
         """Bits per byte = cross-entropy (nats) / ln 2 on held-out windows."""
         x, y = self.val
         n = max(1, len(x) // 4) if small else len(x)
@@ -220,7 +227,7 @@ class LmTask:
         nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y[:n].reshape(-1)).item()
         return {"val_bpb": nats / math.log(2), "metric": nats / math.log(2), "unigram_bpb": self.unigram_bpb}
 
-    def validate(self, model: SequenceModel, device: torch.device) -> float:
+    def validate(self, model: nn.Module, device: torch.device) -> float:
         """Bits per byte on other windows of the held-out books."""
         if not hasattr(self, "tune"):
             gen = torch.Generator().manual_seed(_seed(self.seed, 4))

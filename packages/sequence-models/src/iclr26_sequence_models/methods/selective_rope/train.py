@@ -1,7 +1,11 @@
 """Training of ``selective-rope``: one run per (task, position), same seed and budget for every position.
 
-Each finished (task, position) run is checkpointed with its results, so ``--resume`` skips finished
-runs. Learning curves go to ``metrics.jsonl`` and ``figures/``.
+Every run trains the ``transformers`` causal LM :class:`~iclr26_sequence_models.nn.hf.SelectiveRopeForCausalLM`
+(:func:`~iclr26_sequence_models.methods.selective_rope.model.build_model`; the same modules and initial
+weights as the bare ``SequenceModel`` it wraps, so the same steps: tested bit for bit) on the mean
+next-token cross-entropy of the task's aligned labels, and is saved with ``save_pretrained``. Each finished
+(task, position) run is checkpointed with its results, so ``--resume`` skips finished runs. Learning
+curves go to ``metrics.jsonl`` and ``figures/``.
 
 Several processes (``uv run torchrun --nproc-per-node N -m iclr26_sequence_models selective-rope ...``)
 train one run together through :mod:`iclr26_shared.distributed`: the model is wrapped in
@@ -27,11 +31,11 @@ from iclr26_sequence_models.data.mqar import IGNORE_INDEX
 from iclr26_sequence_models.methods.selective_rope.config import SelectiveRopeConfig, TaskSettings
 from iclr26_sequence_models.methods.selective_rope.model import build_model
 from iclr26_sequence_models.methods.selective_rope.tasks import HIGHER_IS_BETTER, Task, make_task
-from iclr26_sequence_models.nn.model import SequenceModel
+from iclr26_sequence_models.nn.hf import SelectiveRopeForCausalLM
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
-__all__ = ["dry_run", "make_optimizer", "run", "sharded_loss", "train_one"]
+__all__ = ["dry_run", "make_optimizer", "next_token_loss", "run", "sharded_loss", "train_one"]
 
 
 def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
@@ -53,6 +57,12 @@ def _lr_at(step: int, total: int, peak: float, warmup_frac: float) -> float:
     return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
 
+def next_token_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of ``logits [B, T, V]`` (in fp32) against ``labels [B, T]``, which the tasks already
+    align with the inputs (``labels[:, t]`` is the target of position t; −100 takes no loss)."""
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX)
+
+
 def sharded_loss(logits: torch.Tensor, labels: torch.Tensor, n_labelled: int, world_size: int) -> torch.Tensor:
     """This rank's loss: summed cross-entropy over its share of the batch ``· world_size / n_labelled``
     (``n_labelled``: labelled tokens of the *global* batch). DDP averages the ranks' gradients, so the
@@ -64,7 +74,7 @@ def sharded_loss(logits: torch.Tensor, labels: torch.Tensor, n_labelled: int, wo
 
 
 def train_one(
-    model: SequenceModel,
+    model: SelectiveRopeForCausalLM,
     task: Task,
     s: TaskSettings,
     cfg: SelectiveRopeConfig,
@@ -99,13 +109,11 @@ def train_one(
             if dist.distributed:
                 n_labelled = int((y != IGNORE_INDEX).sum())
                 x, y = dist.shard(x, what="batch_size"), dist.shard(y, what="batch_size")
-                logits, _ = net(x.to(device))
+                logits = net(input_ids=x.to(device), use_cache=False).logits
                 loss = sharded_loss(logits, y.to(device), n_labelled, dist.world_size)
             else:
-                logits, _ = model(x.to(device))
-                loss = F.cross_entropy(
-                    logits.float().reshape(-1, logits.shape[-1]), y.to(device).reshape(-1), ignore_index=IGNORE_INDEX
-                )
+                logits = model(input_ids=x.to(device), use_cache=False).logits
+                loss = next_token_loss(logits, y.to(device))
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"{desc}: loss became {loss.item()} at step {step}")
             opt.zero_grad(set_to_none=True)
@@ -133,7 +141,7 @@ def train_one(
         "final": final,
         "metric": final["metric"],
         "curve": curve,
-        "params": model.num_parameters(),
+        "params": model.num_parameters(only_trainable=True),
         "train_seconds": time.perf_counter() - t0,
     }
 
@@ -150,16 +158,17 @@ def dry_run(cfg: SelectiveRopeConfig, device: torch.device) -> dict[str, Any]:
         model = build_model(s, "selective", task.vocab_size, cfg.rope_theta).to(device)
         opt = make_optimizer(model, s.lr, cfg.weight_decay)
         x, y = task.train_batch(0)
-        logits, _ = model(x.to(device))
-        loss = F.cross_entropy(
-            logits.float().reshape(-1, logits.shape[-1]), y.to(device).reshape(-1), ignore_index=IGNORE_INDEX
-        )
+        loss = next_token_loss(model(input_ids=x.to(device), use_cache=False).logits, y.to(device))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         model.eval()
         metric = task.evaluate(model, device)["metric"]
-        per_task[task_name] = {"parameters": model.num_parameters(), "train_loss": float(loss.item()), "metric": metric}
+        per_task[task_name] = {
+            "parameters": model.num_parameters(only_trainable=True),
+            "train_loss": float(loss.item()),
+            "metric": metric,
+        }
     largest = max(per_task.values(), key=lambda r: r["parameters"])
     return {"parameters": int(largest["parameters"]), "train_loss": largest["train_loss"], "tasks": per_task}
 
@@ -201,7 +210,7 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
             candidates = _candidates(cfg, task_name, position)
             single = len(candidates) == 1
             results: list[dict[str, Any]] = []
-            trained: dict[int, SequenceModel] = {}
+            trained: dict[int, SelectiveRopeForCausalLM] = {}
             for lr, variant in candidates:
                 key = _candidate_key(task_name, position, lr, variant, single)
                 if key not in done:
