@@ -177,7 +177,7 @@ def _extract(text: str) -> str | None:
 
 def test_micro_batched_rl_step_equals_one_pass() -> None:
     """rl_step with logprob_batch = one prompt group per forward (gradient accumulation) makes the same
-    update as one forward over all rollouts, and its loss is the hand-computed RESTRAIN loss."""
+    update and loss as one forward over all rollouts (the values themselves: test_rl_step_end_to_end_by_hand)."""
     import copy
 
     from iclr26_sequence_models.methods.restrain.train import rl_step, variant_settings
@@ -226,3 +226,97 @@ def test_offline_prompt_weights_by_hand() -> None:
     for p, got in enumerate(u):
         share = vote_stats(answers[roll.group(p)]).majority_count / 4
         assert got == pytest.approx(math.exp(-((share - 1.0) ** 2) / (2 * 0.09)))
+
+
+def _extract_mod3(text: str) -> str | None:
+    """The first digit mod 3 (three answers, so a seed gives both agreeing and scattered groups)."""
+    digit = _extract(text)
+    return None if digit is None else str(int(digit) % 3)
+
+
+def test_rl_step_end_to_end_by_hand() -> None:
+    """One RESTRAIN ``rl_step`` on a tiny Llama (pseudo-label weights at sigma 0.5, NRP at kappa 2 / delta 0.5,
+    KL beta 0.1 to a *different* reference, prompt weights u) against the loss and SGD update written out
+    here from the paper's formulas, without the package's vote / advantage / loss functions:
+
+        L = (1/P) sum_p u_p sum_j w_j (1/n) sum_i (1/|o_i|) sum_t [-rho_it A_ij + beta (e^d - d - 1)],
+
+    d = ref - logp, rho = exp(logp - sg(logp)) (on-policy, one epoch), A_ij = (r_ij - mean_i r) / (unbiased
+    std + 1e-4) with r_ij = 1[ans_i = a_j], w_j = g(f_j) / sum_l g(f_l), g(f) = exp(-(f - 1)^2 / (2 sigma^2));
+    a prompt whose majority count is under kappa has one row A = -delta of weight 1. The gradient is clipped
+    to norm 1 and one SGD step of lr 0.1 taken. The same seeded rollouts are drawn again here."""
+    import copy
+
+    from iclr26_sequence_models.methods.restrain.train import rl_step, variant_settings
+    from iclr26_sequence_models.selfimprove.generation import generate_rollouts
+
+    base, codec, prompts = _tiny_setup()
+    ref = tiny_llama(codec.vocab_size, hidden_size=16, num_layers=1, num_heads=2, max_positions=32, seed=1).eval()
+    n, kappa, delta, sigma, beta, lr, seed = 4, 2, 0.5, 0.5, 0.1, 0.1, 8
+    cfg = RestrainConfig(rollouts=n, kappa=kappa, delta=delta, sigma=sigma, k=1.0, kl_beta=beta, max_new_tokens=3)
+    u = [1.0, 0.5, 1.0, 0.25]
+    policy = copy.deepcopy(base).requires_grad_(True)
+    opt = torch.optim.SGD(policy.parameters(), lr=lr)
+    settings = variant_settings("restrain", cfg)[0]
+    diag = rl_step(policy, policy, ref, codec, prompts, _extract_mod3, u, settings, cfg, opt, seed=seed)
+
+    hand = copy.deepcopy(base).requires_grad_(True)
+    roll = generate_rollouts(hand, codec, prompts, n=n, max_new_tokens=3, seed=seed)
+    answers = [_extract_mod3(t) for t in roll.texts]
+    positions = (roll.attention_mask.cumsum(-1) - 1).clamp(min=0)
+    targets = roll.sequences[:, roll.prompt_len :]
+
+    def logprobs(model: torch.nn.Module) -> torch.Tensor:
+        logits = model(input_ids=roll.sequences, attention_mask=roll.attention_mask, position_ids=positions).logits
+        logp = torch.log_softmax(logits[:, roll.prompt_len - 1 : -1].float(), dim=-1)
+        return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+    with torch.no_grad():
+        ref_lp = logprobs(ref)
+    lp = logprobs(hand.train())
+    mask = roll.completion_mask.float()
+    total = torch.zeros(())
+    fired = spread = 0
+    minority = 0.0
+    majority: list[float] = []
+    for p in range(len(prompts)):
+        rows = slice(p * n, (p + 1) * n)
+        group = answers[rows]
+        counts = {a: group.count(a) for a in set(group) if a is not None}
+        top = max(counts.values(), default=0)
+        if top < kappa:  # negative rollout penalisation
+            fired += 1
+            table = [(1.0, [-delta] * n)]
+        else:
+            g = {a: math.exp(-((c / n - 1.0) ** 2) / (2 * sigma**2)) for a, c in counts.items()}
+            table = []
+            for a in counts:
+                r = [1.0 if x == a else 0.0 for x in group]
+                mean = sum(r) / n
+                std = math.sqrt(sum((x - mean) ** 2 for x in r) / (n - 1))
+                table.append((g[a] / sum(g.values()), [(x - mean) / (std + 1e-4) for x in r]))
+            spread += len(counts) > 1
+            minority += sum(g[a] for a, c in counts.items() if c < top) / sum(g.values())
+            majority.append(sum(g[a] for a, c in counts.items() if c == top) / sum(g.values()))
+        rho = torch.exp(lp[rows] - lp[rows].detach())
+        d = ref_lp[rows] - lp[rows]
+        m = mask[rows]
+        for w, adv in table:
+            per_token = -rho * torch.tensor(adv).unsqueeze(-1) + beta * (torch.exp(d) - d - 1.0)
+            total = total + u[p] * w * ((per_token * m).sum(-1) / m.sum(-1)).mean()
+    loss = total / len(prompts)
+    loss.backward()
+    grads = [q.grad for q in hand.parameters()]
+    assert all(gr is not None for gr in grads)
+    norm = math.sqrt(sum(float((gr * gr).sum()) for gr in grads if gr is not None))
+    coef = min(1.0, 1.0 / (norm + 1e-6))
+
+    assert fired >= 1 and spread >= 1, (fired, spread, answers)  # NRP and a spread PLW prompt both occur
+    assert diag["loss"] == pytest.approx(loss.item(), rel=1e-5, abs=1e-7)
+    assert diag["penalised"] == fired / len(prompts)
+    assert diag["minority_weight"] == pytest.approx(minority / len(prompts), abs=1e-6)
+    assert diag["majority_weight"] == pytest.approx(sum(majority) / len(majority), abs=1e-6)
+    assert diag["multi_candidate"] == spread / len(prompts)
+    for got, before, gr in zip(policy.parameters(), base.parameters(), grads, strict=True):
+        assert gr is not None
+        torch.testing.assert_close(got.detach(), before - lr * coef * gr, rtol=1e-5, atol=1e-7)

@@ -117,6 +117,9 @@ def test_restrain_smoke_saves_policies_and_no_degenerate_claim_holds(tmp_path: P
         assert 0.0 <= r["final"]["pass@1"] <= 1.0 and r["final"]["pass@1_se"] >= 0.0
         assert 0.0 <= r["acts"]["nrp_rate"] <= 1.0
     assert results["variants"]["ttrl"]["acts"]["minority_weight"] == 0.0  # TTRL: all weight on the majority
+    top = results["variants"]["ttrl"]["acts"]["majority_weight"]
+    assert top is None or top != top or top == pytest.approx(1.0, abs=1e-6)  # None / NaN: nothing parsed
+    assert 0.0 <= results["variants"]["restrain"]["acts"]["multi_candidate_rate"] <= 1.0
     assert len(results["claims"]) == 4 and (run.path / "figures" / "pass1_curve.png").is_file()
     assert 0.0 < results["prompt_weights"]["min"] <= results["prompt_weights"]["max"] <= 1.0
     meta = list_models(run.path)

@@ -87,6 +87,22 @@ def test_restrain_targets_nrp_and_reductions() -> None:
     assert torch.allclose(gold.advantages, group_advantages(torch.tensor([[1.0, 0.0, 1.0, 0.0]])))
 
 
+def test_restrain_targets_report_how_much_weight_the_majority_gets() -> None:
+    """The diagnostics of how often PLW and NRP act: answers 1,1,1,2 at sigma 0.3 give the majority
+    g(3/4) / (g(3/4) + g(1/4)) of the weight, g(f) = exp(-(f - 1)^2 / 0.18); TTRL gives it all (also on a
+    tie, split between the tied answers); a penalised group has no pseudo-label weights (NaN)."""
+    g = [math.exp(-((f - 1.0) ** 2) / 0.18) for f in (0.75, 0.25)]
+    t = restrain_targets(["1", "1", "1", "2"], RestrainSettings(k=1.0, sigma=0.3, kappa=2))
+    assert t.majority_weight == pytest.approx(g[0] / sum(g), abs=1e-6) and g[0] / sum(g) == pytest.approx(
+        0.9415, abs=1e-4
+    )
+    assert t.minority_weight == pytest.approx(g[1] / sum(g), abs=1e-6) and t.n_candidates == 2
+    tie = restrain_targets(["1", "1", "2", "2"], RestrainSettings.ttrl())
+    assert tie.majority_weight == 1.0 and tie.minority_weight == 0.0 and tie.n_candidates == 2
+    low = restrain_targets(["1", "2", "3", None], RestrainSettings(kappa=2))
+    assert low.penalised and math.isnan(low.majority_weight) and low.n_candidates == 3
+
+
 def test_prompt_weight_is_gaussian_of_reference_majority() -> None:
     assert prompt_weight(ANSWERS, 1.0, 0.3) == pytest.approx(math.exp(-(0.5**2) / (2 * 0.09)))
     assert prompt_weight(["2"] * 8, 1.0, 0.3) == pytest.approx(1.0)

@@ -116,9 +116,11 @@ class RestrainSettings:
 @dataclass(frozen=True)
 class GroupTargets:
     """What one prompt's loss needs: ``advantages [m, n]`` and candidate ``weights [m]`` (summing to 1),
-    plus diagnostics (was the group penalised, its majority answer and vote share, and ``minority_weight``:
-    the pseudo-label weight on candidates with fewer votes than the majority, where pseudo-label weighting
-    acts beyond TTRL's tie-splitting)."""
+    plus diagnostics: was the group penalised (NRP), its majority answer and vote share, ``minority_weight``
+    (the pseudo-label weight on candidates with fewer votes than the majority, where pseudo-label weighting
+    acts beyond TTRL's tie-splitting), ``majority_weight`` (the weight on the most-voted candidate(s); NaN
+    where no pseudo-label weights apply: a penalised or unparsed group, gold rewards) and ``n_candidates``
+    (distinct parsable answers)."""
 
     advantages: torch.Tensor
     weights: torch.Tensor
@@ -126,6 +128,8 @@ class GroupTargets:
     majority: str | None
     majority_share: float
     minority_weight: float = 0.0
+    majority_weight: float = float("nan")
+    n_candidates: int = 0
 
 
 def restrain_targets(answers: Sequence[str | None], s: RestrainSettings, adv_eps: float = 1e-4) -> GroupTargets:
@@ -140,15 +144,23 @@ def restrain_targets(answers: Sequence[str | None], s: RestrainSettings, adv_eps
     n = v.n
     if v.majority_count < s.kappa:
         adv = torch.full((1, n), -float(s.delta))
-        return GroupTargets(adv, torch.ones(1), True, v.majority, v.majority_count / n)
+        return GroupTargets(adv, torch.ones(1), True, v.majority, v.majority_count / n, n_candidates=len(v.candidates))
     if not v.candidates:  # nothing parsed and NRP off: zero advantages, only the KL term acts
         return GroupTargets(torch.zeros(1, n), torch.ones(1), False, None, 0.0)
     rewards = torch.tensor([[1.0 if a == c else 0.0 for a in answers] for c in v.candidates])
     weights = torch.tensor(pseudo_label_weights(v.shares, s.k, s.sigma))
     minority = float(sum(float(w) for w, c in zip(weights, v.counts, strict=True) if c < v.majority_count))
+    top = float(sum(float(w) for w, c in zip(weights, v.counts, strict=True) if c == v.majority_count))
     keep = weights > 0
     return GroupTargets(
-        group_advantages(rewards[keep], adv_eps), weights[keep], False, v.majority, v.majority_count / n, minority
+        group_advantages(rewards[keep], adv_eps),
+        weights[keep],
+        False,
+        v.majority,
+        v.majority_count / n,
+        minority,
+        majority_weight=top,
+        n_candidates=len(v.candidates),
     )
 
 

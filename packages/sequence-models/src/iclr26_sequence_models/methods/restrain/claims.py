@@ -118,7 +118,7 @@ def report(results: Mapping[str, Any]) -> str:
         return f"{f['pass@1_se']:.4f}" if "pass@1_se" in f else "-"
 
     rows: list[list[Any]] = [
-        ["base", f"{b['pass@1']:.4f}", se(b), f"{b[maj_key]:.4f}", f"{b['parse_rate']:.3f}", "-", "-", "-"]
+        ["base", f"{b['pass@1']:.4f}", se(b), f"{b[maj_key]:.4f}", f"{b['parse_rate']:.3f}", "-", "-", "-", "-"]
     ]
     for v, r in results["variants"].items():
         f = r["final"]
@@ -126,7 +126,11 @@ def report(results: Mapping[str, Any]) -> str:
         acts = r.get("acts", {})
         nrp = f"{acts['nrp_rate']:.3f}" if "nrp_rate" in acts else "-"
         plw = f"{acts['minority_weight']:.3f}" if "minority_weight" in acts else "-"
-        rows.append([v, f"{f['pass@1']:.4f}", se(f), f"{f[maj_key]:.4f}", f"{f['parse_rate']:.3f}", nrp, plw, curve])
+        top = acts.get("majority_weight")
+        top_cell = f"{top:.3f}" if isinstance(top, float) and top == top else "-"
+        rows.append(
+            [v, f"{f['pass@1']:.4f}", se(f), f"{f[maj_key]:.4f}", f"{f['parse_rate']:.3f}", nrp, plw, top_cell, curve]
+        )
     headers = [
         "run",
         "pass@1",
@@ -135,6 +139,7 @@ def report(results: Mapping[str, Any]) -> str:
         "parse rate",
         "NRP fires",
         "weight on minority labels",
+        "weight on the majority label",
         "curve pass@1 (step: value)",
     ]
     return "\n".join(

@@ -218,6 +218,7 @@ def rl_step(
         loss_value = total
     policy.eval()
     nan = float("nan")
+    weighted = [t for t in targets if t.majority_weight == t.majority_weight]  # pseudo-label weights applied
     return {
         "loss": loss_value,
         "gold_reward": gold_reward / n_prompts if score is not None else nan,
@@ -225,6 +226,10 @@ def rl_step(
         "penalised": sum(t.penalised for t in targets) / n_prompts,
         # pseudo-label weighting acts through the weight on less-voted candidates (0 for TTRL / -PLW)
         "minority_weight": minority / n_prompts,
+        # the share of the pseudo-label weight on the most-voted answer(s), over the prompts that were not
+        # penalised (1 for TTRL / -PLW), and how many prompts had more than one candidate answer at all
+        "majority_weight": sum(t.majority_weight for t in weighted) / len(weighted) if weighted else nan,
+        "multi_candidate": sum(t.n_candidates > 1 for t in weighted) / n_prompts if settings is not None else nan,
         "agreement": sum(t.majority_share for t in targets) / n_prompts if settings is not None else nan,
         "neg_logp": float(-(old * mask).sum() / mask.sum().clamp(min=1)),
     }
@@ -431,16 +436,33 @@ def _train_variant(
             bar.advance(loss=diag["loss"])
     final = evaluate(policy, codec, task, task.splits["test"], cfg, run_dir.seed + 29)
     run_dir.save_model(variant, merged(policy), extra=_model_extra(cfg, codec, variant))
-    acts = {
-        "nrp_rate": sum(h["penalised"] for h in history) / len(history),
-        "minority_weight": sum(h["minority_weight"] for h in history) / len(history),
-    }
+    acts = _acts(history)
     return {
         "final": final,
         "curve": curve,
         "history": history,
         "acts": acts,
         "train_seconds": time.perf_counter() - t0,
+    }
+
+
+def _acts(history: Sequence[dict[str, float]]) -> dict[str, float]:
+    """How often RESTRAIN's components acted over a run (means over its RL steps): ``nrp_rate``, the share of
+    prompts whose majority count was under κ (negative rollout penalisation fired); ``minority_weight``, the
+    pseudo-label weight on answers with fewer votes than the majority (0 for TTRL and −PLW);
+    ``majority_weight``, the weight on the most-voted answer(s) over the prompts not penalised (1 for TTRL
+    and −PLW; NaN for gold GRPO); ``multi_candidate_rate``, the share of prompts not penalised whose
+    rollouts gave more than one answer (where pseudo-label weighting can differ from TTRL at all)."""
+
+    def mean(key: str) -> float:
+        vals = [h[key] for h in history if key in h and h[key] == h[key]]
+        return sum(vals) / len(vals) if vals else float("nan")
+
+    return {
+        "nrp_rate": mean("penalised"),
+        "minority_weight": mean("minority_weight"),
+        "majority_weight": mean("majority_weight"),
+        "multi_candidate_rate": mean("multi_candidate"),
     }
 
 
