@@ -6,7 +6,7 @@ extra, e.g. ``uv sync --extra proteins``)::
     from iclr26_science import ttt, score_mutants, load_antiberty     # ProteinTTT on your sequence and model
     adapted = ttt(wild_type, load_antiberty()); scores = score_mutants(adapted.lm, wild_type, ["E1A"])
     from iclr26_science import restore, read_map, molmap, fsc         # CryoLVM on your map
-    restored = restore(read_map("emd.map"), network)
+    restored = restore(read_map("emd.map"), network); fine_tune([my_map], [model_map], network)
     from iclr26_science import pretrain_encoder                       # Brain-Semantoks on your BOLD scans
     encoder = pretrain_encoder(scans, network_map, tr=0.72)
     from iclr26_science import fit_crystals                           # the crystal network on your Structures
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         DensityMap,
         SCUNet3D,
         cc,
+        fine_tune,
         fsc,
         fsc_resolution,
         load_structure,
@@ -54,6 +55,7 @@ _EXPORTS = {
             "SCUNet3D",
             "DensityMap",
             "cc",
+            "fine_tune",
             "fsc",
             "fsc_resolution",
             "load_structure",
@@ -99,6 +101,7 @@ __all__ = [
     "aal2_network_map",
     "as_masked_lm",
     "cc",
+    "fine_tune",
     "fit_crystals",
     "fsc",
     "fsc_resolution",

@@ -330,3 +330,206 @@ def test_molmap_on_a_target_grid_lines_up_voxel_for_voxel(tmp_path: Path) -> Non
         molmap(atoms, 4.0)
     with pytest.raises(ValueError, match="apix="):
         fsc(model.data, m.data)
+
+
+# ---------------------------------------------------------------- sharpening-sensitive spectrum metrics
+
+
+def _hand_log_ratio(a: np.ndarray, t: np.ndarray, apix: float, resolution: float, low: float) -> tuple[list, list]:
+    """``(s_k², ln A_a(k) − ln A_t(k))`` per shell in the band, by a loop over every Fourier coefficient."""
+    n = max(a.shape)
+    step = 1.0 / (n * apix)
+    fa, ft = np.fft.fftn(a.astype(np.float64)), np.fft.fftn(t.astype(np.float64))
+    power: dict[int, list[float]] = {}
+    for idx in np.ndindex(*a.shape):
+        q = [min(i, m - i) / (m * apix) for i, m in zip(idx, a.shape, strict=True)]  # |frequency| per axis
+        k = int(round(math.sqrt(sum(v * v for v in q)) / step))
+        acc = power.setdefault(k, [0.0, 0.0, 0.0])
+        acc[0] += float(abs(fa[idx])) ** 2
+        acc[1] += float(abs(ft[idx])) ** 2
+        acc[2] += 1
+    s2, r = [], []
+    for k in sorted(power):
+        if 1.0 / low <= k * step <= 1.0 / resolution and k <= n // 2:
+            pa, pt, count = power[k]
+            s2.append((k * step) ** 2)
+            r.append(0.5 * math.log(pa / count) - 0.5 * math.log(pt / count))
+    return s2, r
+
+
+def test_amplitude_metrics_match_a_hand_computation() -> None:
+    """D = RMS of the offset-free log amplitude ratio over the band's shells, ΔB = −4 × its slope in s²."""
+    from iclr26_science.cryoem import amplitude_deviation, relative_bfactor
+
+    rng = np.random.default_rng(3)
+    a, t = rng.standard_normal((12, 12, 12)), rng.standard_normal((12, 12, 12))  # cubic: no rounding ties
+    s2, r = _hand_log_ratio(a, t, 1.5, 3.5, 10.0)
+    assert len(r) == 4  # shells 2..5 of width 1/18 Å⁻¹ lie between 1/10 and 1/3.5
+    mean = sum(r) / len(r)
+    hand_d = math.sqrt(sum((v - mean) ** 2 for v in r) / len(r))
+    x_bar = sum(s2) / len(s2)
+    slope = sum((x - x_bar) * (v - mean) for x, v in zip(s2, r, strict=True)) / sum((x - x_bar) ** 2 for x in s2)
+    assert amplitude_deviation(a, t, 1.5, resolution=3.5) == pytest.approx(hand_d, rel=1e-10)
+    assert relative_bfactor(a, t, 1.5, resolution=3.5) == pytest.approx(-4 * slope, rel=1e-8)
+    maps = (
+        DensityMap(a.astype(np.float32), (1.5, 1.5, 1.5), (0.0, 0.0, 0.0)),
+        DensityMap(t.astype(np.float32), (1.5, 1.5, 1.5)),
+    )
+    assert amplitude_deviation(*maps, resolution=3.5) == pytest.approx(hand_d, rel=1e-5)  # apix from the maps
+    assert amplitude_deviation(3.0 * t + 0.0, t, 1.5, resolution=3.5) == pytest.approx(0.0, abs=1e-12)  # scale-free
+
+
+def test_an_extra_bfactor_moves_the_amplitude_metrics_while_fsc_barely_moves() -> None:
+    """The issue's case: an extra isotropic B = 200 Å² on a noisy map moves FSC-0.5 by hundredths of an Å
+    (the filter is constant on each shell) but the amplitude metrics by a lot (ΔB by ≈ 200 Å²)."""
+    from iclr26_science.cryoem import amplitude_deviation, relative_bfactor
+
+    target = molmap(load_structure("cobrotoxin"), 4.0, 1.5).data
+    noisy = add_noise(target, 2.0, np.random.default_rng(0))
+    blurred = apply_bfactor(noisy, 200.0, 1.5)
+    r0 = fsc_resolution(*fsc(noisy, target, 1.5), 0.5)
+    r1 = fsc_resolution(*fsc(blurred, target, 1.5), 0.5)
+    assert abs(r1 - r0) < 0.05, (r0, r1)
+    d0, d1 = (amplitude_deviation(m, target, 1.5, resolution=4.0) for m in (noisy, blurred))
+    b0, b1 = (relative_bfactor(m, target, 1.5, resolution=4.0) for m in (noisy, blurred))
+    assert d1 > d0 + 0.5 and d1 > 5 * d0, (d0, d1)
+    assert b1 - b0 == pytest.approx(200.0, rel=0.05)
+    # noise-free: the target blurred by B has ΔB ≈ B and D ≈ (B/4) · std(s²) over the band's shells
+    clean = apply_bfactor(target, 200.0, 1.5)
+    assert relative_bfactor(clean, target, 1.5, resolution=4.0) == pytest.approx(200.0, rel=0.05)
+    s2, _ = _hand_log_ratio(clean, target, 1.5, 4.0, 10.0)
+    assert amplitude_deviation(clean, target, 1.5, resolution=4.0) == pytest.approx(50.0 * np.std(s2), rel=0.05)
+
+
+def test_amplitude_metrics_reject_bad_input() -> None:
+    from iclr26_science.cryoem import amplitude_deviation
+
+    a = np.random.default_rng(0).standard_normal((12, 12, 12))
+    with pytest.raises(ValueError, match="apix="):
+        amplitude_deviation(a, a, resolution=4.0)
+    with pytest.raises(ValueError, match="different shapes"):
+        amplitude_deviation(a, a[:10], 1.5, resolution=4.0)
+    with pytest.raises(ValueError, match="resolution < low"):
+        amplitude_deviation(a, a, 1.5, resolution=12.0)
+    with pytest.raises(ValueError, match="fewer than 2 shells"):
+        amplitude_deviation(a, a, 1.5, resolution=9.0, low=10.0)
+
+
+# ---------------------------------------------------------------- restore(map, model)
+
+
+def test_resample_keeps_the_box_and_interpolates_a_ramp_exactly() -> None:
+    """Voxel i of the result sits at origin − a/2 + (i + ½)·a'; a linear ramp is reproduced inside the box."""
+    from iclr26_science.cryoem import resample
+
+    n, a, a2 = 12, 2.0, 1.5
+    x = (np.arange(n) * a + 5.0).astype(np.float32)  # value = the x coordinate (Å) of the voxel centre
+    m = DensityMap(np.broadcast_to(x, (n, n, n)).copy(), (a, a, a), (5.0, -1.0, 2.0))
+    out = resample(m, a2)
+    assert out.data.shape == (16, 16, 16) and out.apix == a2
+    assert out.origin == pytest.approx((5.0 - a / 2 + a2 / 2, -1.0 - a / 2 + a2 / 2, 2.0 - a / 2 + a2 / 2))
+    centres = out.origin[0] + np.arange(16) * a2
+    inside = (centres >= 5.0) & (centres <= 5.0 + (n - 1) * a)
+    assert np.allclose(out.data[3, 4, inside], centres[inside], atol=1e-4)
+    assert resample(m, a) is m
+
+
+def test_restore_with_an_identity_network_returns_the_resampled_scaled_map(tmp_path: Path) -> None:
+    """A residual SCUNet3D at initialisation is the identity (zero tail), so restore() must give back exactly
+    the map resampled to the network's voxel size and scaled as in training, on the resampled grid (padding,
+    tiling and fusion leave no trace), and write it as MRC."""
+    from iclr26_science.cryoem import SCUNet3D, resample, restore, scale_positive
+
+    m = molmap(load_structure("gramicidin"), 6.0, 2.0)
+    net = SCUNet3D(dim=4, depths=(1, 1, 1), head_dim=2, window=2, residual=True, apix=3.0, crop=8)
+    out = restore(m, net, out=tmp_path / "restored.mrc")
+    expected = resample(m, 3.0)
+    assert out.apix == 3.0 and out.origin == expected.origin and out.data.shape == expected.data.shape
+    assert np.allclose(out.data, scale_positive(expected.data), atol=1e-5)
+    back = read_map(tmp_path / "restored.mrc")
+    assert np.array_equal(back.data, out.data) and back.apix == pytest.approx(3.0)
+    same = restore(write_map(tmp_path / "in.mrc", m), net, apix=2.0, tile=12, stride=4, weighting="uniform")
+    assert same.data.shape == m.data.shape and np.allclose(same.data, scale_positive(m.data), atol=1e-5)
+    with pytest.raises(DataError, match="stride"):
+        restore(m, net, stride=99)
+
+
+# ---------------------------------------------------------------- fine_tune(inputs, targets, network)
+
+
+def _user_pair() -> tuple[DensityMap, DensityMap]:
+    """A blurred, noisy 'experimental' map at 2 Å and its model map on the same grid."""
+    atoms = load_structure("gramicidin")
+    target = molmap(atoms, 6.0, 2.0, pad=10.0)
+    raw = add_noise(apply_bfactor(target.data, 150.0, 2.0), 2.0, np.random.default_rng(0))
+    return DensityMap(raw, target.voxel_size, target.origin), target
+
+
+def test_fine_tune_one_step_is_the_recipe_by_hand() -> None:
+    """One step = the pair resampled to the network's voxel size and scaled, crops drawn by random_crops with
+    the seed, α·MSE + (1 − α)·L_Hist, one AdamW step: the same parameters as doing it by hand."""
+    import copy
+
+    import torch
+
+    from iclr26_science.cryoem import (
+        FineTuneSettings,
+        SCUNet3D,
+        fine_tune,
+        random_crops,
+        resample,
+        restoration_loss,
+        scale_positive,
+    )
+    from iclr26_science.cryoem.finetune import MapPair
+
+    torch.manual_seed(0)
+    net = SCUNet3D(dim=4, depths=(1, 1, 1), head_dim=2, window=2, residual=True, apix=3.0, crop=8)
+    by_hand = copy.deepcopy(net)
+    x_map, y_map = _user_pair()
+    s = FineTuneSettings(steps=1, batch_size=2, lr=1e-2, seed=5)
+    fine_tune([x_map], [y_map], net, s)
+    pair = MapPair("p", scale_positive(resample(x_map, 3.0).data), scale_positive(resample(y_map, 3.0).data))
+    x, y = random_crops([pair], 8, 2, np.random.default_rng(5), min_target=0.2)
+    opt = torch.optim.AdamW(by_hand.parameters(), lr=1e-2, weight_decay=0.05)
+    by_hand.train()
+    restoration_loss(by_hand(torch.from_numpy(x)), torch.from_numpy(y), 0.9, 32).backward()
+    opt.step()
+    for (name, a), b in zip(net.state_dict().items(), by_hand.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    assert not net.training
+
+
+def test_fine_tune_learns_a_users_pair_and_rejects_bad_input(tmp_path: Path) -> None:
+    import torch
+
+    from iclr26_science.cryoem import FineTuneSettings, SCUNet3D, fine_tune, random_crops, restoration_loss
+    from iclr26_science.cryoem.finetune import map_pairs
+
+    torch.manual_seed(0)
+    net = SCUNet3D(dim=4, depths=(1, 1, 1), head_dim=2, window=2, residual=True, apix=2.0, crop=8)
+    x_map, y_map = _user_pair()
+    pairs, apix = map_pairs([write_map(tmp_path / "x.mrc", x_map)], [y_map], None)  # paths or maps
+    assert apix == 2.0 and pairs[0].x.max() <= 1.0
+    x, y = (torch.from_numpy(v) for v in random_crops(pairs, 8, 8, np.random.default_rng(99)))
+
+    def probe() -> float:
+        with torch.no_grad():
+            return float(restoration_loss(net.eval()(x), y, 1.0))
+
+    before = probe()
+    losses: list[float] = []
+    fine_tune(
+        [x_map], [y_map], net, FineTuneSettings(steps=40, batch_size=4, lr=3e-3), log=lambda _, v: losses.append(v)
+    )
+    assert len(losses) == 40 and probe() < 0.8 * before, (before, probe())
+    with pytest.raises(DataError, match="as many targets as inputs"):
+        fine_tune([x_map], [], net)
+    with pytest.raises(DataError, match="pair 0: .* must share one grid"):
+        fine_tune([x_map], [molmap(load_structure("gramicidin"), 6.0, 3.0)], net)
+    with pytest.raises(DataError, match="smaller than the crop 48"):
+        fine_tune([x_map], [y_map], net, FineTuneSettings(steps=1, crop=48))
+    with pytest.raises(DataError, match="multiple of the network's 2\\^L = 2"):
+        fine_tune([x_map], [y_map], net, FineTuneSettings(steps=1, crop=9))
+    with pytest.raises(DataError, match=r"inputs\[0\]: expected a DensityMap"):
+        fine_tune([x_map.data], [y_map], net)  # type: ignore[list-item]

@@ -115,6 +115,42 @@ def test_jepa_context_sees_no_target_voxels_and_target_gets_no_gradient() -> Non
     assert model.backbone.head.weight.grad is not None and model.mask_token.grad is not None
 
 
+def test_jepa_context_input_switch_zero_input_or_drop_tokens() -> None:
+    """``zero-input`` (default): voxels of the non-context patches never reach the context tokens.
+    ``drop-tokens`` (the paper's order): the context tokens are the full map's tokens (then only the context
+    rows go on), so a change inside a target patch reaches them through the encoder's receptive field, and
+    the target voxels get a gradient through the context encoder."""
+    model = _jepa()
+    assert model.context_input == "zero-input"
+    ctx, tgt = sample_masks((4, 4, 4), np.random.default_rng(1))
+    x = torch.rand(2, 1, 16, 16, 16)
+    m = model.patch_mask(ctx, x)
+    y = x + (1 - m) * torch.rand_like(x)  # the same context patches, other voxels everywhere else
+    with torch.no_grad():
+        assert torch.equal(model.context_tokens(x, ctx), model.context_tokens(y, ctx))
+        model.context_input = "drop-tokens"
+        full = model._tokens(model.backbone, model.embed, x)
+        assert torch.equal(model.context_tokens(x, ctx), full)
+        assert not torch.allclose(model.context_tokens(y, ctx)[:, ctx], full[:, ctx], atol=1e-4)
+    xg = x.clone().requires_grad_(True)
+    model.loss(xg, ctx, tgt).backward()
+    assert xg.grad is not None and float(xg.grad.abs().sum(0)[0][m[0, 0] == 0].max()) > 0
+    with pytest.raises(ValueError, match="context_input"):
+        JEPA3D(model.backbone, (4, 4, 4), context_input="mask")  # type: ignore[arg-type]
+
+
+def test_jepa_context_input_follows_the_cryolvm_config() -> None:
+    import dataclasses
+
+    from iclr26_science.methods.cryolvm.config import PRESETS
+    from iclr26_science.methods.cryolvm.model import build_jepa, build_unet
+
+    cfg = PRESETS["smoke"]
+    assert cfg.jepa_context == "zero-input" and build_jepa(cfg, build_unet(cfg)).context_input == "zero-input"
+    paper = dataclasses.replace(cfg, jepa_context="drop-tokens")
+    assert build_jepa(paper, build_unet(paper)).context_input == "drop-tokens"
+
+
 def test_jepa_training_lowers_its_loss_and_ema_follows() -> None:
     model = _jepa()
     x = torch.rand(4, 1, 16, 16, 16)

@@ -35,6 +35,8 @@ NAME = "cryolvm"
         ("tilt_max", 95.0, "< 90"),
         ("alpha", 1.5, "<= 1"),
         ("jepa_vc_weight", -1.0, ">= 0"),
+        ("jepa_context", "mask", "one of"),
+        ("amplitude_low", 5.0, "> resolution"),
         ("tile_stride", 64, "<= crop"),
         ("test_structures", ("5a7u",), "pretrain_structures"),
         ("test_structures", ("adk-open",), "adenylate kinase"),
@@ -56,8 +58,10 @@ def test_presets_are_valid_and_full_is_the_paper_architecture() -> None:
     assert full.crop == 48 and full.window == 4 and full.apix == 1.0 and full.depths == (2,) * 7 and not full.residual
 
 
-def _metrics(cc_mask: float, fsc05: float) -> dict[str, float]:
-    return {"cc_mask": cc_mask, "cc_box": cc_mask, "fsc05": fsc05, "fsc0143": fsc05 - 1}
+def _metrics(cc_mask: float, fsc05: float, amp_dev: float | None = None) -> dict[str, float]:
+    """Metrics of one method; the amplitude deviation falls as CC_mask rises unless given."""
+    amp = 1.0 - cc_mask if amp_dev is None else amp_dev
+    return {"cc_mask": cc_mask, "cc_box": cc_mask, "fsc05": fsc05, "fsc0143": fsc05 - 1, "amp_dev": amp}
 
 
 def _results(
@@ -73,8 +77,8 @@ def _results(
         "summary": summary,
         "control": {"input": _metrics(base - 0.1, 5.0), "cryolvm": _metrics(ours, 4.0)},
         "curves": {
-            "cryolvm": {"step": [0, 1], "val_cc": [auc[0]] * 2},
-            "cryolvm-mse": {"step": [0, 1], "val_cc": [auc[1]] * 2},
+            "cryolvm": {"step": [0, 1], "val_cc": [auc[0]] * 2, "test_cc": [auc[0]] * 2},
+            "cryolvm-mse": {"step": [0, 1], "val_cc": [auc[1]] * 2, "test_cc": [auc[1]] * 2},
         },
         "config": {"cc_margin": 0.0, "resolution_margin": 0.0, "control_margin": 0.05},
     }
@@ -85,19 +89,42 @@ def _verdicts(results: dict[str, Any]) -> list[str]:
 
 
 def test_claims_can_hold_and_fail() -> None:
-    assert _verdicts(_results(0.9, 0.8, 0.8, (4.0, 5.0), (0.7, 0.6))) == ["holds"] * 5
-    assert _verdicts(_results(0.7, 0.8, 0.8, (6.0, 5.0), (0.5, 0.6))) == ["fails"] * 5
+    assert _verdicts(_results(0.9, 0.8, 0.8, (4.0, 5.0), (0.7, 0.6))) == ["holds"] * 6
+    assert _verdicts(_results(0.7, 0.8, 0.8, (6.0, 5.0), (0.5, 0.6))) == ["fails"] * 6
 
 
 def test_the_best_baseline_is_the_reference() -> None:
     cs = claims(_results(0.9, 0.8, 0.85, (4.0, 5.0), (0.7, 0.6)))
     assert cs[0].reference == 0.85 and cs[1].reference == 5.0  # global sharpening is the best baseline here
+    assert cs[2].reference == pytest.approx(0.15)  # and the closest spectrum (amplitude deviation 1 − 0.85)
 
 
 def test_no_claim_holds_at_chance() -> None:
     """Maps with no skill (CC 0 on both sides) show nothing."""
     v = _verdicts(_results(0.0, 0.0, 0.1, (6.0, 5.0), (0.0, 0.0)))
-    assert "holds" not in v and v[2] == "inconclusive" and v[3] == "inconclusive"
+    assert "holds" not in v and v[3] == "inconclusive" and v[4] == "inconclusive"
+
+
+def test_histogram_claim_scores_the_held_out_curve_not_the_tuning_curve() -> None:
+    """α and the bins were chosen on the validation curve: a gain there alone shows nothing, the held-out
+    crops' curve decides; results without that curve (older runs) leave the claim inconclusive."""
+    res = _results(0.9, 0.8, 0.8, (4.0, 5.0), (0.7, 0.6))
+    res["curves"]["cryolvm"]["test_cc"] = [0.6, 0.6]  # tied on held-out crops, ahead on validation
+    hist = [c for c in claims(res) if "histogram" in c.claim]
+    assert len(hist) == 1 and hist[0].ours == 0.6 and hist[0].verdict == "fails"
+    for c in res["curves"].values():
+        del c["test_cc"]
+    assert [c.verdict for c in claims(res) if "histogram" in c.claim] == ["inconclusive"]
+
+
+def test_spectrum_claim_sees_a_blurrier_map_and_skips_old_results() -> None:
+    res = _results(0.9, 0.8, 0.8, (4.0, 5.0), (0.7, 0.6))
+    res["summary"]["cryolvm"]["amp_dev"] = 0.19  # within amplitude_margin (0.02) of global sharpening's 0.2
+    amp = [c for c in claims(res) if c.metric.startswith("mean amplitude deviation")]
+    assert len(amp) == 1 and amp[0].verdict == "fails"
+    for v in res["summary"].values():
+        del v["amp_dev"]
+    assert not any(c.metric.startswith("mean amplitude deviation") for c in claims(res))
 
 
 def test_report_has_the_tables() -> None:
@@ -111,16 +138,19 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     run, results = smoke_run(cli.METHODS[NAME], tmp_path)
     assert set(results["summary"]) == {"input", "global-sharpen", "local-scale", "cryolvm", "scratch", "cryolvm-mse"}
     assert results["structures"]["test"] == ["gramicidin"] and len(results["structures"]["train"]) == 2
-    assert all(len(c["val_cc"]) == 3 for c in results["curves"].values())  # steps 0, 2, 4
-    assert len(results["claims"]) == 5
-    assert (run.path / "figures" / "val_cc.png").is_file()
+    assert all(len(c["val_cc"]) == len(c["test_cc"]) == 3 for c in results["curves"].values())  # steps 0, 2, 4
+    assert len(results["claims"]) == 6
+    assert (run.path / "figures" / "val_cc.png").is_file() and (run.path / "figures" / "test_cc.png").is_file()
+    for metrics in results["summary"].values():  # the spectrum metrics are measured for every method
+        assert metrics["amp_dev"] >= 0 and abs(metrics["delta_b"]) < 1e4
     _check_saved_network_restores_a_map(run, tmp_path)
     methods = ["summary/input", "summary/global-sharpen", "summary/local-scale"]
     arms = [
         Arms(ours=["summary/cryolvm/cc_mask"], others=[f"{m}/cc_mask" for m in methods] + ["summary/scratch/cc_mask"],
              trivial=0.0, worse=-0.1),
         Arms(ours=["summary/cryolvm/fsc05"], others=[f"{m}/fsc05" for m in methods], trivial=99.0, worse=120.0),
-        Arms(ours=["curves/cryolvm/val_cc"], others=["curves/cryolvm-mse/val_cc"], trivial=0.0, worse=-0.1),
+        Arms(ours=["summary/cryolvm/amp_dev"], others=[f"{m}/amp_dev" for m in methods], trivial=9.0, worse=12.0),
+        Arms(ours=["curves/cryolvm/test_cc"], others=["curves/cryolvm-mse/test_cc"], trivial=0.0, worse=-0.1),
         Arms(ours=["control/cryolvm/cc_mask"], others=["control/input/cc_mask"], trivial=0.0, worse=-0.1),
     ]  # fmt: skip
     collapsed = copy.deepcopy(results)  # the network outputs the input map back (a collapsed identity model)

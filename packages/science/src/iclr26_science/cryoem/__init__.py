@@ -9,6 +9,7 @@ Public API::
     res = fsc_resolution(freqs, curve, 0.5)            # Å
     model = molmap(atoms, 4.0, grid=my_map)            # a model map on a map's own grid
     restored = restore(my_map, net)                    # a trained SCUNet3D on a whole map (tiled)
+    fine_tune([my_map], [model], net)                  # train it further on your own map pairs
 
 Needs the ``cryoem`` extra (mrcfile, MDAnalysis, MDAnalysisTests); without it, importing this package
 raises :class:`~iclr26_science._extras.MissingExtraError` naming the extra.
@@ -19,7 +20,8 @@ from iclr26_science._extras import require
 
 require("cryoem", __name__)
 
-from iclr26_science.cryoem.baselines import global_sharpen, guinier_bfactor, local_scale, radial_amplitude
+from iclr26_science.cryoem.baselines import global_sharpen, guinier_bfactor, local_scale
+from iclr26_science.cryoem.finetune import FineTuneSettings, MapPair, fine_tune, map_pairs
 from iclr26_science.cryoem.jepa import (
     JEPA3D,
     ema_momentum,
@@ -29,7 +31,16 @@ from iclr26_science.cryoem.jepa import (
     variance_covariance_penalty,
 )
 from iclr26_science.cryoem.losses import histogram_js, restoration_loss, soft_histogram
-from iclr26_science.cryoem.metrics import atom_mask, cc, fsc, fsc_resolution, shell_index
+from iclr26_science.cryoem.metrics import (
+    amplitude_deviation,
+    atom_mask,
+    cc,
+    fsc,
+    fsc_resolution,
+    radial_amplitude,
+    relative_bfactor,
+    shell_index,
+)
 from iclr26_science.cryoem.mrc import REAL_MODES, DensityMap, read_map, write_map
 from iclr26_science.cryoem.pairs import (
     TASKS,
@@ -66,6 +77,8 @@ from iclr26_science.cryoem.tiling import gaussian_window, tile_starts, tiled_inf
 __all__ = [
     "ATOMIC_NUMBERS",
     "FRN3d",
+    "FineTuneSettings",
+    "MapPair",
     "TASKS",
     "Degradation",
     "Pair",
@@ -96,9 +109,11 @@ __all__ = [
     "adk_frames",
     "apply_bfactor",
     "apply_missing_wedge",
+    "amplitude_deviation",
     "atom_mask",
     "box_for",
     "cc",
+    "fine_tune",
     "frequency_grid",
     "fsc",
     "fsc_resolution",
@@ -108,10 +123,12 @@ __all__ = [
     "load_structure",
     "local_scale",
     "lowpass",
+    "map_pairs",
     "missing_wedge_mask",
     "molmap",
     "radial_amplitude",
     "read_map",
+    "relative_bfactor",
     "resample",
     "restore",
     "shell_index",

@@ -15,21 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr26_science.cryoem.metrics import shell_index
+from iclr26_science.cryoem.metrics import radial_amplitude, shell_index
 from iclr26_science.cryoem.simulate import apply_bfactor, lowpass
 from iclr26_science.cryoem.tiling import gaussian_window, tile_starts
 
 __all__ = ["global_sharpen", "guinier_bfactor", "local_scale", "radial_amplitude"]
-
-
-def radial_amplitude(data: np.ndarray, apix: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(frequencies [1/Å], RMS Fourier amplitude per shell)`` up to Nyquist."""
-    idx, freqs = shell_index(data.shape, apix)
-    keep = idx < len(freqs)
-    power = np.bincount(idx[keep], weights=(np.abs(np.fft.fftn(data.astype(np.float64))) ** 2)[keep],
-                        minlength=len(freqs))  # fmt: skip
-    count = np.bincount(idx[keep], minlength=len(freqs))
-    return freqs, np.sqrt(power / np.maximum(count, 1))
 
 
 def guinier_bfactor(data: np.ndarray, apix: float, resolution: float, *, low: float = 10.0) -> float:

@@ -5,9 +5,14 @@ plus a fixed 3-D sin-cos position code makes them tokens ``s_i`` on a ``g_d × g
 
 1. :func:`sample_masks` draws ``M`` target blocks (cuboids of 15–20 % of the grid each, aspect 0.75–1.5)
    and a context block (85–100 %) minus the targets (I-JEPA's multi-block masking, in 3-D).
-2. Context encoder ``f_θc`` sees the map with every non-context patch zeroed (so nothing of the targets
-   leaks in) and yields context tokens; target encoder ``f_θt`` (EMA of ``θc``, no gradient) sees the full
-   map; its tokens are layer-normalised.
+2. Context encoder ``f_θc`` yields the context tokens; target encoder ``f_θt`` (EMA of ``θc``, no gradient)
+   sees the full map; its tokens are layer-normalised. ``context_input`` says what ``f_θc`` sees:
+   ``"zero-input"`` (default) the map with every non-context patch zeroed, so nothing of the targets leaks
+   in (zeroed voxels look like solvent); ``"drop-tokens"`` the paper's order (§3.1: encoder output →
+   patch embedding + position code, *then* masking): the full map, the non-context tokens dropped after
+   the patch embedding. With a convolutional / windowed encoder the context tokens' receptive fields then
+   cover target voxels too (a ViT's patch embedding would not leak); both drop the non-context tokens
+   before the predictor.
 3. Predictor ``g_φ`` (transformer blocks) gets the context tokens and one mask token per target position
    (learned vector + position code) and regresses the target tokens:
    ``L = mean_{i ∈ targets} SmoothL1_β(g_φ(f_θc(x_ctx), z_i) − f_θt(x)_i)``.
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import math
+from typing import Literal
 
 import numpy as np
 import torch
@@ -29,7 +35,20 @@ from torch import nn
 
 from iclr26_science.cryoem.scunet import SCUNet3D
 
-__all__ = ["JEPA3D", "ema_momentum", "sample_masks", "sincos_3d", "token_spread", "variance_covariance_penalty"]
+__all__ = [
+    "CONTEXT_INPUTS",
+    "JEPA3D",
+    "ContextInput",
+    "ema_momentum",
+    "sample_masks",
+    "sincos_3d",
+    "token_spread",
+    "variance_covariance_penalty",
+]
+
+#: What the context encoder sees (module docstring, step 2).
+ContextInput = Literal["zero-input", "drop-tokens"]
+CONTEXT_INPUTS: tuple[ContextInput, ...] = ("zero-input", "drop-tokens")
 
 
 def sincos_3d(grid: tuple[int, int, int], dim: int) -> torch.Tensor:
@@ -123,7 +142,10 @@ class JEPA3D(nn.Module):
     ``vc_weight > 0`` adds ``vc_weight · (v + c)`` (:func:`variance_covariance_penalty`) on the context
     tokens ``[B·N_ctx, E]`` to the smooth-L1 loss: a collapse guard that is not part of I-JEPA/CryoLVM
     (default 0 = the paper's loss). Since the EMA target encoder follows the context encoder, spreading
-    the online tokens keeps the prediction targets spread too."""
+    the online tokens keeps the prediction targets spread too.
+
+    ``context_input``: ``"zero-input"`` (default) or ``"drop-tokens"`` (the paper's order; module docstring).
+    """
 
     pos: torch.Tensor
     pred_pos: torch.Tensor
@@ -131,8 +153,12 @@ class JEPA3D(nn.Module):
     def __init__(
         self, backbone: SCUNet3D, grid: tuple[int, int, int], *, embed_dim: int = 64, predictor_dim: int = 64,
         predictor_depth: int = 2, predictor_heads: int = 4, beta: float = 1.0, vc_weight: float = 0.0,
+        context_input: ContextInput = "zero-input",
     ) -> None:  # fmt: skip
         super().__init__()
+        if context_input not in CONTEXT_INPUTS:
+            raise ValueError(f"JEPA3D: context_input must be one of {CONTEXT_INPUTS}, got {context_input!r}")
+        self.context_input: ContextInput = context_input
         self.backbone = backbone
         for unused in (backbone.up, backbone.tail):  # the decoder is not pre-trained (and DDP needs every
             unused.requires_grad_(False)  # trainable parameter to get a gradient)
@@ -175,6 +201,12 @@ class JEPA3D(nn.Module):
             m = m.repeat_interleave(self.patch, dim=ax)
         return m
 
+    def context_tokens(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        """The online encoder's tokens ``[B, N, E]`` of the whole grid, from the input ``context_input`` says
+        (the map with the non-context patches zeroed, or the full map); the loss keeps ``[:, context]``."""
+        seen = x * self.patch_mask(context, x) if self.context_input == "zero-input" else x
+        return self._tokens(self.backbone, self.embed, seen)
+
     def forward(self, x: torch.Tensor, context: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """The JEPA loss (what ``DistributedDataParallel`` calls)."""
         return self.loss(x, context, target)
@@ -184,7 +216,7 @@ class JEPA3D(nn.Module):
         with torch.no_grad():
             t = self._tokens(self.target_backbone, self.target_embed, x)
             t = F.layer_norm(t, t.shape[-1:])[:, target]
-        tokens = self._tokens(self.backbone, self.embed, x * self.patch_mask(context, x))  # [B, N, E]
+        tokens = self.context_tokens(x, context)  # [B, N, E]
         ctx = tokens + self.pos
         z = self.pred_in(ctx[:, context]) + self.pred_pos[context]
         b = x.shape[0]

@@ -6,6 +6,16 @@
   interpolated between shells; a curve that never falls below it reports the Nyquist limit ``2 · apix``.
 * ``CC_box``: Pearson correlation over every voxel; ``CC_mask``: over the voxels of a mask (by default
   the voxels within ``radius`` Å of an atom, phenix.map_model_cc's model mask).
+* Sharpening-sensitive spectrum metrics (FSC cannot see an isotropic filter, so they complete it). With
+  ``A(k)`` the RMS Fourier amplitude of shell ``k`` (:func:`radial_amplitude`) and the log ratio
+  ``r_k = ln A_map(k) − ln A_target(k)`` over the shells ``K`` between ``1/low`` and ``1/resolution``:
+
+  - :func:`amplitude_deviation` ``D = sqrt(mean_{k∈K} (r_k − r̄)²)``, ``r̄ = mean_{k∈K} r_k``: 0 when the
+    map's amplitude falloff has the target's shape (a global scale does not count, as for CC); a map that
+    is too blurred or too sharp raises it. An extra B factor gives ``r_k ≈ −B s_k²/4 + c``, so
+    ``D ≈ (B/4) · std_{k∈K}(s_k²)``.
+  - :func:`relative_bfactor` ``ΔB = −4 · slope`` of the least-squares line ``r_k ≈ a + slope · s_k²``:
+    the B factor (Å²) by which the map is blurrier (> 0) or sharper (< 0) than the target.
 """
 
 from __future__ import annotations
@@ -20,7 +30,16 @@ from iclr26_science.cryoem.structures import Atoms
 if TYPE_CHECKING:
     from iclr26_science.cryoem.mrc import DensityMap
 
-__all__ = ["atom_mask", "cc", "fsc", "fsc_resolution", "shell_index"]
+__all__ = [
+    "amplitude_deviation",
+    "atom_mask",
+    "cc",
+    "fsc",
+    "fsc_resolution",
+    "radial_amplitude",
+    "relative_bfactor",
+    "shell_index",
+]
 
 
 def shell_index(shape: tuple[int, ...], apix: float) -> tuple[np.ndarray, np.ndarray]:
@@ -32,6 +51,16 @@ def shell_index(shape: tuple[int, ...], apix: float) -> tuple[np.ndarray, np.nda
     idx = np.rint(s / step).astype(np.int64)
     nshell = n // 2 + 1
     return idx, np.arange(nshell) * step
+
+
+def radial_amplitude(data: np.ndarray, apix: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(frequencies [1/Å], RMS Fourier amplitude per shell)`` up to Nyquist (shells of :func:`shell_index`)."""
+    idx, freqs = shell_index(data.shape, apix)
+    keep = idx < len(freqs)
+    power = np.bincount(idx[keep], weights=(np.abs(np.fft.fftn(data.astype(np.float64))) ** 2)[keep],
+                        minlength=len(freqs))  # fmt: skip
+    count = np.bincount(idx[keep], minlength=len(freqs))
+    return freqs, np.sqrt(power / np.maximum(count, 1))
 
 
 def _voxels(m: np.ndarray | DensityMap) -> tuple[np.ndarray, float | None]:
@@ -113,3 +142,56 @@ def atom_mask(
         ok = near & (iz >= 0) & (iz < shape[0]) & (iy >= 0) & (iy < shape[1]) & (ix >= 0) & (ix < shape[2])
         mask[iz[ok], iy[ok], ix[ok]] = True
     return mask
+
+
+def _log_ratio(
+    a: np.ndarray | DensityMap, target: np.ndarray | DensityMap, apix: float | None, resolution: float, low: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(s_k², r_k)`` over the shells between ``1/low`` and ``1/resolution`` where both amplitudes are > 0."""
+    x, apix_a = _voxels(a)
+    y, apix_t = _voxels(target)
+    if apix_a is not None and apix_t is not None and not math.isclose(apix_a, apix_t, rel_tol=1e-5):
+        raise ValueError(f"amplitude metrics: maps of different voxel sizes {apix_a} and {apix_t} Å")
+    apix = apix or apix_a or apix_t
+    if apix is None:
+        raise ValueError("amplitude metrics: give apix= (Å per voxel) for plain arrays")
+    if x.shape != y.shape:
+        raise ValueError(f"amplitude metrics: maps of different shapes {x.shape} and {y.shape}")
+    if not 0 < resolution < low:
+        raise ValueError(f"amplitude metrics: need 0 < resolution < low, got resolution {resolution}, low {low}")
+    freqs, amp_a = radial_amplitude(x, apix)
+    _, amp_t = radial_amplitude(y, apix)
+    sel = (freqs >= 1.0 / low) & (freqs <= 1.0 / resolution) & (amp_a > 0) & (amp_t > 0)
+    if sel.sum() < 2:
+        raise ValueError(
+            f"amplitude metrics: fewer than 2 shells between {low} Å and {resolution} Å at {apix} Å/voxel "
+            f"in a box of {max(x.shape)}"
+        )
+    return freqs[sel] ** 2, np.log(amp_a[sel]) - np.log(amp_t[sel])
+
+
+def amplitude_deviation(
+    a: np.ndarray | DensityMap,
+    target: np.ndarray | DensityMap,
+    apix: float | None = None,
+    *,
+    resolution: float,
+    low: float = 10.0,
+) -> float:
+    """RMS deviation of the map's log radial amplitude from the target's, offset removed (see the module
+    docstring): 0 for a spectrum of the target's shape, larger for a blurrier or sharper map."""
+    _, r = _log_ratio(a, target, apix, resolution, low)
+    return float(np.sqrt(np.mean((r - r.mean()) ** 2)))
+
+
+def relative_bfactor(
+    a: np.ndarray | DensityMap,
+    target: np.ndarray | DensityMap,
+    apix: float | None = None,
+    *,
+    resolution: float,
+    low: float = 10.0,
+) -> float:
+    """The B factor (Å²) of the map's falloff relative to the target's: ``> 0`` blurrier, ``< 0`` sharper."""
+    s2, r = _log_ratio(a, target, apix, resolution, low)
+    return float(-4.0 * np.polyfit(s2, r, 1)[0])

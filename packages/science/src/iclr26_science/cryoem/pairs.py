@@ -15,8 +15,9 @@ the input background sits near 0.4 while the target's is 0, which a few hundred 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from iclr26_science.cryoem.mrc import DensityMap
 from iclr26_science.cryoem.simulate import add_noise, apply_bfactor, apply_missing_wedge, box_for, molmap
 from iclr26_science.cryoem.structures import Atoms
 
-__all__ = ["TASKS", "Degradation", "Pair", "make_pair", "normalise", "random_crops", "scale_positive"]
+__all__ = ["TASKS", "CropSource", "Degradation", "Pair", "make_pair", "normalise", "random_crops", "scale_positive"]
 
 Task = Literal["sharpen", "super-resolution", "missing-wedge"]
 TASKS: tuple[Task, ...] = ("sharpen", "super-resolution", "missing-wedge")
@@ -41,6 +42,17 @@ class Degradation:
     snr: float = 1.0
     noise: Literal["white", "pink"] = "white"
     tilt_max: float = 60.0
+
+
+class CropSource(Protocol):
+    """What :func:`random_crops` reads: an input and a target on one grid, and a name for messages."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def x(self) -> np.ndarray: ...
+    @property
+    def y(self) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -102,7 +114,13 @@ def make_pair(
 
 
 def random_crops(
-    pairs: list[Pair], size: int, count: int, rng: np.random.Generator, *, min_target: float = 0.2, tries: int = 50
+    pairs: Sequence[CropSource],
+    size: int,
+    count: int,
+    rng: np.random.Generator,
+    *,
+    min_target: float = 0.2,
+    tries: int = 50,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``count`` random ``size³`` crops ``([count, 1, s, s, s]`` inputs, targets): a random pair each, a
     position whose target crop reaches ``min_target`` (so crops hold density) when one is found in ``tries``."""

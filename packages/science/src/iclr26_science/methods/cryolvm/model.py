@@ -29,7 +29,7 @@ def build_jepa(cfg: CryoLVMConfig, backbone: SCUNet3D) -> JEPA3D:
     return JEPA3D(
         backbone, (g, g, g), embed_dim=cfg.embed_dim, predictor_dim=cfg.predictor_dim,
         predictor_depth=cfg.predictor_depth, predictor_heads=cfg.predictor_heads, beta=cfg.smooth_l1_beta,
-        vc_weight=cfg.jepa_vc_weight,
+        vc_weight=cfg.jepa_vc_weight, context_input=cfg.jepa_context,
     )  # fmt: skip
 
 
