@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import signal, stats
@@ -119,3 +121,57 @@ def test_network_map_validates() -> None:
         NetworkMap(labels=np.array([0, 3]), names=("a", "b"))
     groups = NetworkMap(labels=np.array([1, 0, 1]), names=("a", "b")).groups()
     assert [g.tolist() for g in groups] == [[1], [0, 2]]
+
+
+def test_official_network_mapping_npz_is_read_as_the_official_model_does(tmp_path: Path) -> None:
+    """Keys ``network_map_{atlas}_{n}n`` (n > 1) or ``network_map_{atlas}``; each atlas shifted to start after
+    the previous one's largest label (official CNN_TF: nwd − (nwd.min() − max_prev) + 1), concatenated."""
+    from iclr26_science.fmri import OFFICIAL_ATLASES, read_network_map
+
+    schaefer = np.repeat(np.arange(1, 8), [3, 2, 2, 1, 1, 2, 3])  # labels 1..7 as a file may store them
+    path = tmp_path / "network_mapping.npz"
+    np.savez(path, network_map_schaefer400_7n=schaefer, network_map_tian3=np.zeros(4, dtype=np.int64),
+             network_map_buckner7=np.full(2, 5), network_map_schaefer400_17n=np.arange(14) % 3)  # fmt: skip
+    m = read_network_map(path)
+    hand = np.concatenate([schaefer - 1, np.full(4, 7), np.full(2, 8)])  # shifted by hand
+    assert np.array_equal(m.labels, hand) and m.n_rois == 20 and m.names[-2:] == ("Subcortex", "Cerebellum")
+    assert m.names[:7] == ("Vis", "SomMot", "DorsAttn", "SalVentAttn", "Limbic", "Cont", "Default")
+    assert m.sizes() == [3, 2, 2, 1, 1, 2, 3, 4, 2] and OFFICIAL_ATLASES[0] == ("schaefer400", 7)
+    with pytest.raises(DataError, match="no key 'network_map_tian3_2n'"):
+        read_network_map(path, [("schaefer400", 7), ("tian3", 2)])
+    with pytest.raises(DataError, match="17 consecutive labels, got \\[0, 1, 2\\]"):
+        read_network_map(path, [("schaefer400", 17)])
+    np.savez(path, network_map_x_3n=np.array([0, 1, 3]))
+    with pytest.raises(DataError, match="3 consecutive labels, got \\[0, 1, 3\\]"):
+        read_network_map(path, [("x", 3)])
+    with pytest.raises(DataError, match="no network-mapping file"):
+        read_network_map(tmp_path / "missing.npz")
+
+
+def test_schaefer_tian_buckner_names_give_the_papers_nine_tokens(tmp_path: Path) -> None:
+    from iclr26_science.fmri import atlas_network_map, schaefer_labels
+
+    lines = [
+        "1\t7Networks_LH_Vis_1\t120\t18\t131\t0",
+        "2\t7Networks_LH_SomMot_1\t70\t130\t180\t0",
+        "3\t7Networks_RH_Default_pCunPCC_2\t205\t62\t78\t0",
+        "4\t7Networks_RH_Cont_Par_1\t230\t148\t34\t0",
+    ]
+    (tmp_path / "order.txt").write_text("\n".join(lines) + "\n")
+    names = schaefer_labels(tmp_path / "order.txt")
+    assert names == ["7Networks_LH_Vis_1", "7Networks_LH_SomMot_1", "7Networks_RH_Default_pCunPCC_2",
+                     "7Networks_RH_Cont_Par_1"]  # fmt: skip
+    m = atlas_network_map(tmp_path / "order.txt", tian=3, buckner=2)
+    assert m.names == ("Vis", "SomMot", "Cont", "Default", "Subcortex", "Cerebellum")
+    assert [m.names[k] for k in m.labels] == ["Vis", "SomMot", "Default", "Cont", *["Subcortex"] * 3,
+                                              *["Cerebellum"] * 2]  # fmt: skip
+    seventeen = atlas_network_map(["17Networks_LH_VisCent_ExStr_1", "17Networks_RH_TempPar_1",
+                                   "17Networks_LH_DefaultA_PFCm_1", "17Networks_LH_SalVentAttnB_PFCl_1"])  # fmt: skip
+    assert [seventeen.names[k] for k in seventeen.labels] == ["Vis", "Default", "Default", "SalVentAttn"]
+    with pytest.raises(DataError, match=r"schaefer\[1\]: 'Thal_L' is not a Schaefer ROI name"):
+        atlas_network_map(["7Networks_LH_Vis_1", "Thal_L"])
+    with pytest.raises(DataError, match="unknown network 'Foo'"):
+        atlas_network_map(["7Networks_LH_Foo_1"])
+    (tmp_path / "empty.txt").write_text("no names here\n")
+    with pytest.raises(DataError, match="no Schaefer ROI name"):
+        schaefer_labels(tmp_path / "empty.txt")

@@ -27,3 +27,36 @@ def test_cohort_is_cached_and_coupling_shapes_fc(tmp_path: Path, monkeypatch: py
     other = simulate_cohort(CohortSpec(n_subjects=2, length=100, seed=4))
     assert not np.allclose(other.scans[0], a.scans[0])
     assert len(list((tmp_path / "brain-semantoks").glob("hopf-*.npz"))) == 2
+
+
+def test_bold_sampling_point_or_boxcar_mean_of_each_tr_window() -> None:
+    """The same trajectory (same seed, dt and duration) read at tr = dt gives every step x_t; at tr = 2 dt,
+    "point" must be x_{2k+1} (the last step of each window) and "mean" (x_{2k} + x_{2k+1}) / 2."""
+    from iclr26_science.fmri import simulate_subject
+    from iclr26_shared.errors import DataError
+
+    rng = np.random.default_rng(0)
+    cmat = rng.uniform(0, 1, (5, 5))
+    np.fill_diagonal(cmat, 0.0)
+    kw = dict(coupling=0.5, bifurcation=-0.2, frequency=0.05, noise=0.02, dt=0.1, burn_in=2.0, seed=7)
+    steps = simulate_subject(cmat, np.full((5, 5), 50.0), length=40, tr=0.1, **kw)  # type: ignore[arg-type]
+    point = simulate_subject(cmat, np.full((5, 5), 50.0), length=20, tr=0.2, **kw)  # type: ignore[arg-type]
+    mean = simulate_subject(cmat, np.full((5, 5), 50.0), length=20, tr=0.2, sampling="mean", **kw)  # type: ignore[arg-type]
+    assert np.array_equal(point, steps[:, 1::2])
+    np.testing.assert_allclose(mean, (steps[:, 0::2] + steps[:, 1::2]) / 2, rtol=1e-12, atol=1e-15)
+    with pytest.raises(DataError, match="sampling must be"):
+        simulate_subject(cmat, cmat, length=4, sampling="median", **kw)  # type: ignore[arg-type]
+
+
+def test_point_sampling_keeps_the_cache_key_of_cohorts_cached_before_the_switch() -> None:
+    from dataclasses import asdict
+    from importlib.metadata import version
+
+    from iclr26_science.fmri.simulate import _cache_path
+    from iclr26_shared.config import stable_hash
+
+    spec = CohortSpec(n_subjects=3, length=50)
+    before = {k: v for k, v in asdict(spec).items() if k != "sampling"}  # the spec's fields before the switch
+    key = stable_hash({"spec": before, "neurolib": version("neurolib"), "format": 1}, 12)
+    assert _cache_path(spec).name == f"hopf-{key}.npz"
+    assert _cache_path(CohortSpec(n_subjects=3, length=50, sampling="mean")) != _cache_path(spec)

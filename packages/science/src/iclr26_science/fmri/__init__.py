@@ -29,7 +29,17 @@ from iclr26_science.fmri.data import (
     validate_timeseries,
     zscore,
 )
-from iclr26_science.fmri.networks import NETWORKS, NetworkMap, aal2_network_map, labelled_rois
+from iclr26_science.fmri.networks import (
+    NETWORKS,
+    OFFICIAL_ATLASES,
+    NetworkMap,
+    aal2_network_map,
+    atlas_network_map,
+    labelled_rois,
+    read_network_map,
+    schaefer_labels,
+)
+from iclr26_science.fmri.official import load_official_encoder, official_to_ours
 from iclr26_science.fmri.probes import (
     balanced_accuracy,
     identification_accuracy,
@@ -57,6 +67,7 @@ from iclr26_science.fmri.tokenizer import SemanticTokenizer, SLConv, naive_slcon
 __all__ = [
     "HCP_TR",
     "NETWORKS",
+    "OFFICIAL_ATLASES",
     "BoldSet",
     "CohortSpec",
     "MaskedAutoencoder",
@@ -67,6 +78,7 @@ __all__ = [
     "SemantoksEncoder",
     "SemantoksPretrainer",
     "aal2_network_map",
+    "atlas_network_map",
     "augment",
     "balanced_accuracy",
     "bandpass",
@@ -79,13 +91,17 @@ __all__ = [
     "labelled_rois",
     "linear_probe_cv",
     "load_hcp",
+    "load_official_encoder",
     "mcr_loss",
     "naive_slconv",
     "network_mask_counts",
+    "official_to_ours",
     "preprocess",
     "quantile_classes",
     "random_crops",
+    "read_network_map",
     "resample_tr",
+    "schaefer_labels",
     "simulate_cohort",
     "simulate_subject",
     "slice_mask",

@@ -15,7 +15,10 @@ approximation of the paper's atlas-native maps, not a replacement for them.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -26,10 +29,15 @@ from iclr26_shared.errors import DataError
 __all__ = [
     "DOSENBACH_TO_YEO7",
     "NETWORKS",
+    "OFFICIAL_ATLASES",
+    "SCHAEFER17_TO_YEO7",
     "SEITZMAN_TO_YEO7",
     "NetworkMap",
     "aal2_network_map",
+    "atlas_network_map",
     "labelled_rois",
+    "read_network_map",
+    "schaefer_labels",
 ]
 
 #: Token order: the 7 Yeo networks, then subcortex and cerebellum (paper §3.1).
@@ -194,3 +202,110 @@ def aal2_network_map(
     present = tuple(n for n in (*yeo, "Subcortex") if n in by_roi.values())
     labels = np.array([present.index(by_roi[i]) for i in keep])
     return NetworkMap(labels=labels, names=present, roi_names=tuple(names[i] for i in keep), heuristic=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# Atlas-native maps: the official network_mapping.npz, and Schaefer / Tian / Buckner label names
+# --------------------------------------------------------------------------------------------------
+
+#: The paper's atlases in token order (official ``config/example_config.yaml``): Schaefer-400 in 7 networks,
+#: Tian S3 (50 subcortical ROIs) and Buckner-7 (7 cerebellar ROIs), the last two one token each.
+OFFICIAL_ATLASES: tuple[tuple[str, int], ...] = (("schaefer400", 7), ("tian3", 1), ("buckner7", 1))
+
+#: Schaefer 17-network name prefixes → Yeo-7 (the 17 networks nest in the 7; TempPar is part of Default).
+SCHAEFER17_TO_YEO7: dict[str, str] = {
+    "VisCent": "Vis", "VisPeri": "Vis", "SomMotA": "SomMot", "SomMotB": "SomMot", "DorsAttnA": "DorsAttn",
+    "DorsAttnB": "DorsAttn", "SalVentAttnA": "SalVentAttn", "SalVentAttnB": "SalVentAttn", "LimbicA": "Limbic",
+    "LimbicB": "Limbic", "ContA": "Cont", "ContB": "Cont", "ContC": "Cont", "DefaultA": "Default",
+    "DefaultB": "Default", "DefaultC": "Default", "TempPar": "Default",
+}  # fmt: skip
+
+_SCHAEFER_NAME = re.compile(r"\b(?:7|17)Networks_(?:LH|RH)_([A-Za-z]+)\w*")
+
+
+def _atlas_names(atlas: str, count: int) -> tuple[str, ...]:
+    """Token names of one atlas's networks (in label order)."""
+    low = atlas.lower()
+    if low.startswith("schaefer") and count == 7:
+        return NETWORKS[:7]  # Schaefer's 7Networks label order: Vis, SomMot, DorsAttn, ..., Default
+    if count == 1 and low.startswith("tian"):
+        return ("Subcortex",)
+    if count == 1 and low.startswith("buckner"):
+        return ("Cerebellum",)
+    return tuple(f"{atlas}:{k}" for k in range(count))
+
+
+def read_network_map(path: str | Path, atlases: Sequence[tuple[str, int]] = OFFICIAL_ATLASES) -> NetworkMap:
+    """The network map of the official code's ``network_mapping.npz`` for ``atlases`` (``(name, networks)``
+    in ROI order, default the paper's Schaefer-400/7 + Tian S3 + Buckner-7 = 457 ROIs in 9 networks).
+
+    As the official ``CNN_TF`` does: the key is ``network_map_{name}_{n}n`` for ``n > 1`` networks and
+    ``network_map_{name}`` for one; each atlas's labels are shifted to start right after the previous
+    atlas's largest label (``nwd − (nwd.min() − max_prev) + 1``) and the atlases are concatenated. Each
+    atlas must use ``n`` consecutive label values (the official tokenizer indexes networks ``0..N−1``).
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise DataError(f"{file}: no network-mapping file (the official repository's network_mapping.npz)")
+    try:
+        data = dict(np.load(file))
+    except (OSError, ValueError) as err:
+        raise DataError(f"{file}: not a readable .npz file ({err})") from None
+    labels: list[np.ndarray] = []
+    names: list[str] = []
+    top = -1
+    for atlas, count in atlases:
+        key = f"network_map_{atlas}_{count}n" if count > 1 else f"network_map_{atlas}"
+        if key not in data:
+            raise DataError(f"{file}: no key {key!r} (has {sorted(data)})")
+        raw = np.asarray(data[key]).ravel()
+        if raw.size == 0 or not np.issubdtype(raw.dtype, np.integer) and not np.all(raw == np.round(raw)):
+            raise DataError(f"{file}: {key} must be a non-empty array of integer labels")
+        raw = raw.astype(np.int64)
+        values = np.unique(raw)
+        if not np.array_equal(values, np.arange(values[0], values[0] + count)):
+            raise DataError(f"{file}: {key} must use {count} consecutive labels, got {values.tolist()}")
+        shifted = raw - raw.min() + top + 1
+        top = int(shifted.max())
+        labels.append(shifted)
+        names += _atlas_names(atlas, count)
+    return NetworkMap(labels=np.concatenate(labels), names=tuple(names))
+
+
+def schaefer_labels(source: str | Path | Sequence[str]) -> list[str]:
+    """Schaefer-2018 ROI names (``7Networks_LH_Vis_1``, ``17Networks_RH_DefaultA_PFCm_1``, ...) from a label
+    file of the atlas release (``*_order.txt``, ``*_order.lut``, ``*Centroid_RAS.csv``: the name found on each
+    line, in file order) or from a list of names."""
+    if isinstance(source, str | Path):
+        file = Path(source)
+        if not file.is_file():
+            raise DataError(f"{file}: no Schaefer label file")
+        found = [m.group(0) for line in file.read_text().splitlines() if (m := _SCHAEFER_NAME.search(line))]
+        if not found:
+            raise DataError(f"{file}: no Schaefer ROI name (like 7Networks_LH_Vis_1) on any line")
+        return found
+    return [str(s) for s in source]
+
+
+def atlas_network_map(schaefer: str | Path | Sequence[str], *, tian: int = 0, buckner: int = 0) -> NetworkMap:
+    """The paper's grouping from atlas label names: the Schaefer ROIs (a label file or names, see
+    :func:`schaefer_labels`) by their Yeo-7 network (17-network names folded by :data:`SCHAEFER17_TO_YEO7`),
+    then ``tian`` subcortical ROIs as one ``Subcortex`` token and ``buckner`` cerebellar ROIs as one
+    ``Cerebellum`` token (the ROI order of a time series that concatenates the three atlases)."""
+    rois = schaefer_labels(schaefer)
+    nets: list[str] = []
+    for i, name in enumerate(rois):
+        m = _SCHAEFER_NAME.search(name)
+        if m is None:
+            raise DataError(f"schaefer[{i}]: {name!r} is not a Schaefer ROI name (like 7Networks_LH_Vis_1)")
+        part = m.group(1)
+        net = part if part in NETWORKS[:7] else SCHAEFER17_TO_YEO7.get(part)
+        if net is None:
+            raise DataError(f"schaefer[{i}]: unknown network {part!r} in {name!r}")
+        nets.append(net)
+    if tian < 0 or buckner < 0:
+        raise DataError(f"atlas network map: tian and buckner must be ROI counts >= 0, got {tian}, {buckner}")
+    nets += ["Subcortex"] * tian + ["Cerebellum"] * buckner
+    present = tuple(n for n in NETWORKS if n in nets)
+    roi_names = (*rois, *(f"Tian_{k}" for k in range(tian)), *(f"Buckner_{k}" for k in range(buckner)))
+    return NetworkMap(labels=np.array([present.index(n) for n in nets]), names=present, roi_names=roi_names)

