@@ -160,6 +160,15 @@ def test_fit_predict_on_pymatgen_structures_and_save_load(tmp_path: object) -> N
     model.save_pretrained(path)
     loaded = CrystalFourierTransformer.from_pretrained(path)
     assert torch.equal(loaded.predict(structures), model.predict(structures))
+    # the workspace contract outside the run harness: save_model / load_model on any folder (offline)
+    from iclr26_shared import list_models, load_model, save_model
+
+    run = Path(str(tmp_path)) / "my-crystals"
+    save_model(run, "cft", model, extra={"target": "y", "units": "arbitrary"})
+    assert list_models(run)["cft"]["class"] == "iclr26_science.crystals.model:CrystalFourierTransformer"
+    again = load_model(run)
+    assert isinstance(again, CrystalFourierTransformer) and float(again.target_std) == float(model.target_std)
+    assert torch.equal(again.predict(structures), model.predict(structures))
 
 
 def test_fit_rejects_bad_input() -> None:

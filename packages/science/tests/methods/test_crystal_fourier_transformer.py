@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import re
 import subprocess
 import sys
@@ -93,6 +94,21 @@ def test_no_claim_holds_at_the_mean_predictor() -> None:
     assert "holds" not in verdicts.values(), verdicts
     # the zero-shot "close to seen" claim, vacuous before (0.6 <= 1.5 x 0.6), is now inconclusive
     assert verdicts["held-out MAE vs 1.5 x seen-group test MAE"] == "inconclusive"
+
+
+def test_the_issues_case_a_worse_seen_fit_cannot_pass_the_ratio() -> None:
+    """Issue 37's numbers: seen-group MAE 0.30 is worse than the mean predictor's 0.26, held-out 0.40 is
+    within 1.5x of it (0.40 <= 0.45) and would "hold"; judged only when the seen fit beats the mean, it is
+    inconclusive, and the degenerate cases of the shared helper hold nothing either."""
+    results = _results((0.30, 0.40), (0.30, 0.50), (0.20, 0.30))
+    results["mean_predictor"] = {"test_mae": 0.26, "holdout_mae": 0.45}
+    ratio = next(c for c in claims(results) if c.metric.startswith("held-out MAE vs"))
+    assert 0.40 <= 1.5 * 0.30 and ratio.verdict == "inconclusive" and math.isnan(ratio.reference)
+    better = copy.deepcopy(results)
+    better["cft"]["test_mae"] = 0.20  # the seen fit now beats the mean predictor (0.26 − margin): judged, 0.40 > 0.30
+    assert next(c for c in claims(better) if c.metric.startswith("held-out MAE vs")).verdict == "fails"
+    assert_no_claim_holds(claims, better, [Arms(ours=["cft/holdout_mae"], others=["plain/holdout_mae"], trivial=0.45,
+                                                worse=0.6)])  # fmt: skip
 
 
 def test_a_model_that_only_ties_the_mean_predictor_shows_nothing() -> None:

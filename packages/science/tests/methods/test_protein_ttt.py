@@ -93,6 +93,23 @@ def test_no_claim_holds_at_chance() -> None:
     assert v[0] == v[3] == v[4] == "inconclusive" and v[1] == "fails"
 
 
+def test_weak_targets_are_selected_on_one_half_and_scored_on_the_other() -> None:
+    """A family is "weak" by its base ρ on the selection half; the claim's means read the scored half only
+    (a family that looks weak on the scored half but not on the selection half is not in)."""
+    from iclr26_science.methods.protein_ttt.train import summarise
+
+    def row(select: float, scored: float, ttt: float, full: float) -> dict[str, Any]:
+        return {"rho_base_select": select, "rho_base_scored": scored, "rho_ttt_scored": ttt, "rho_base": full,
+                "rho_ttt": full + 0.1, "rho_profile": 0.0}  # fmt: skip
+
+    fitness = [row(0.1, 0.50, 0.60, 0.3), row(0.2, -0.10, 0.20, 0.0), row(0.9, 0.05, 0.90, 0.8)]
+    s = summarise([], fitness, dataclasses.replace(PRESETS["smoke"], weak_threshold=0.3))["fitness_summary"]
+    assert s["weak_families"] == 2 and s["families"] == 3
+    assert s["mean_rho_base_weak"] == pytest.approx((0.50 - 0.10) / 2)  # scored half, not the selection half
+    assert s["mean_rho_ttt_weak"] == pytest.approx((0.60 + 0.20) / 2)
+    assert s["mean_rho_base"] == pytest.approx((0.3 + 0.0 + 0.8) / 3) and math.isnan(s["mean_rho_msa_ttt"])
+
+
 def test_report_has_the_per_target_tables() -> None:
     res = _results((8.0, 4.0), (0.1, 0.2), 0.5)
     res["perplexity"] = [{"name": "vh", "source": "x", "length": 3, "ppl_base": 8.0, "ppl_ttt": 4.0,
