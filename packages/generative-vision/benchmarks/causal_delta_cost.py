@@ -3,7 +3,8 @@
 ``uv run python packages/generative-vision/benchmarks/causal_delta_cost.py [--quick] [--out PATH]``
 
 (1) Rendering: before/after pairs per second of ``render_pairs`` (one offscreen MuJoCo context, shadows
-off) at S ∈ {32, 64} pixels (``--quick``: 32, a few pairs); (2) training: pairs per second of one AdamW step
+off; one call timed by ``iclr26_shared.bench.measure`` after a 2-pair warm-up) at S ∈ {32, 64} pixels
+(``--quick``: 32, a few pairs); (2) training: pairs per second of one AdamW step
 of CDE model A (CE + SupCon + L1), CDE model B (patch-wise Top-K) and the ResPair baseline on a batch of
 128 pairs (``--quick``: 32) at the quick preset's image size and CNN, measured in the same process
 (``iclr26_shared.bench.compare``: CDE vs ResPair); peak memory of one CDE step through ``peak_memory``.
@@ -13,7 +14,6 @@ Headline numbers are to be measured on an idle machine.
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Any
 
 import torch
@@ -31,10 +31,9 @@ def run(quick: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"device": str(device), "render": {}, "train": {}}
     for s in sizes:
         render_pairs(2, size=s, seed=0)  # warm-up: context creation and model compilation
-        t0 = time.perf_counter()
-        render_pairs(n_render, size=s, seed=1)
-        dt = time.perf_counter() - t0
-        out["render"][str(s)] = {"pairs": n_render, "seconds": dt, "pairs_per_s": n_render / dt}
+        timing = measure(lambda s=s: render_pairs(n_render, size=s, seed=1), repeats=1, warmup=0)
+        dt = timing["median_s"]
+        out["render"][str(s)] = {"pairs": n_render, "seconds": dt, "pairs_per_s": n_render / dt, "timing": timing}
     cfg = dataclasses.replace(PRESETS["quick"], variants=("vanilla", "cde", "cde-patch"))
     batch = 32 if quick else 128
     images, verbs, nouns = render_pairs(batch, size=cfg.image_size, seed=2)

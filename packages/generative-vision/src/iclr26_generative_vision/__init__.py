@@ -6,6 +6,7 @@ Public API (loaded lazily, so that importing the package does not import diffuse
     from iclr26_generative_vision import DDT, DUPAObjective, ConditionProjector, dupa_loss, draw_paths, euler_sample
     from iclr26_generative_vision import ELViS, RerankingTransformer, chamfer_ot_similarity, retrieval_benchmark
     from iclr26_generative_vision import CausalDeltaEncoder, CausalDeltaModel, PairBaseline, supcon_loss, render_pairs
+    from iclr26_generative_vision import ViTBackbone, load_vit_backbone, vit_backbone_from_config
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from iclr26_generative_vision.nn.ddt import DDT
     from iclr26_generative_vision.nn.dit import ClassConditionalDiT
     from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
+    from iclr26_generative_vision.nn.vit_backbone import ViTBackbone, load_vit_backbone, vit_backbone_from_config
     from iclr26_generative_vision.retrieval.elvis import ELViS, chamfer_ot_similarity, chamfer_similarity
     from iclr26_generative_vision.retrieval.rrt import RerankingTransformer
 
@@ -71,6 +73,9 @@ _LAZY = {
     "top_k_patches": "iclr26_generative_vision.nn.causal_delta",
     "render_pairs": "iclr26_generative_vision.data.causal_triplet",
     "make_split": "iclr26_generative_vision.data.causal_triplet",
+    "ViTBackbone": "iclr26_generative_vision.nn.vit_backbone",
+    "load_vit_backbone": "iclr26_generative_vision.nn.vit_backbone",
+    "vit_backbone_from_config": "iclr26_generative_vision.nn.vit_backbone",
 }
 
 __all__ = [
@@ -103,6 +108,9 @@ __all__ = [
     "retrieval_benchmark",
     "supcon_loss",
     "toy_mixture",
+    "ViTBackbone",
+    "load_vit_backbone",
+    "vit_backbone_from_config",
     "top_k_patches",
 ]
 

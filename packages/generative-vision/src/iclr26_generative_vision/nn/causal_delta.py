@@ -28,8 +28,12 @@ critic that must not read the object class from the pairwise embedding, through 
 in the benchmark's code (``model/respair.py``, ``sparsity/block.py``, ``main.py``).
 
 Backbone: a small convolutional network trained from scratch (``SmallCNN``; GroupNorm, so a sample's
-features never depend on the rest of its batch). The paper fine-tunes a DINO ViT; torchvision's ResNet-18
-is available as an opt-in (``resnet18_backbone``), with weights only from a local file.
+features never depend on the rest of its batch). The paper fine-tunes a DINO ViT: a transformers
+``Dinov2Model``/``ViTModel`` is an opt-in through ``nn/vit_backbone.ViTBackbone`` (CLS or mean-patch
+pooling), and torchvision's ResNet-18 another (``resnet18_backbone``), both with weights only from local
+files. A backbone maps ``[B, 3, S, S] → [B, C, h, w]`` and has ``out_channels`` = C; its pooled feature
+``[B, C]`` is ``backbone.global_features(x)`` when it defines one (a ViT's CLS token), else the spatial mean
+of its map (:func:`pooled_features`).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ __all__ = [
     "verb_blocks",
     "l1_sparsity",
     "naive_supcon_loss",
+    "pooled_features",
     "resnet18_backbone",
     "supcon_loss",
     "top_k_patches",
@@ -125,6 +130,16 @@ class _ResNetBody(nn.Module):
         return self.body(x)
 
 
+def pooled_features(backbone: nn.Module, x: Tensor) -> Tensor:
+    """The pooled feature ``[B, C]`` of ``x [B, 3, S, S]``: ``backbone.global_features(x)`` when the backbone
+    defines it (:class:`~iclr26_generative_vision.nn.vit_backbone.ViTBackbone`: CLS or mean patch token),
+    else the spatial mean of its feature map ``backbone(x).mean((2, 3))``."""
+    pool = getattr(backbone, "global_features", None)
+    if callable(pool):
+        return pool(x)
+    return backbone(x).mean(dim=(2, 3))
+
+
 def _mlp(d_in: int, hidden: int, d_out: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, d_out))
 
@@ -144,7 +159,8 @@ class CausalDeltaEncoder(nn.Module):
     """φ = causal projector ∘ backbone, and δ = φ(x̃) − φ(x) (Eq. 1).
 
     Args:
-        backbone: Module ``[B, 3, S, S] → [B, C, h, w]`` with attribute ``out_channels`` = C.
+        backbone: Module ``[B, 3, S, S] → [B, C, h, w]`` with attribute ``out_channels`` = C (and optionally
+            ``global_features(x) → [B, C]``, model A's pooled feature; see :func:`pooled_features`).
         proj_dim: l, the width of the delta space.
         proj_hidden: Hidden width of the projector MLP.
         mode: ``"global"`` (model A: pooled features, δ ``[B, l]``) or ``"patch"`` (model B: per patch,
@@ -161,10 +177,9 @@ class CausalDeltaEncoder(nn.Module):
 
     def embed(self, x: Tensor) -> Tensor:
         """φ(x): ``[B, l]`` (global) or ``[B, P, l]`` (patch)."""
-        f = self.backbone(x)
         if self.mode == "global":
-            return self.projector(f.mean(dim=(2, 3)))
-        return self.projector(f.flatten(2).transpose(1, 2))
+            return self.projector(pooled_features(self.backbone, x))
+        return self.projector(self.backbone(x).flatten(2).transpose(1, 2))
 
     def forward(self, x: Tensor, x_after: Tensor) -> Tensor:
         """δ = φ(x̃) − φ(x); both images go through the backbone in one batch."""
@@ -219,7 +234,8 @@ class GradReverse(torch.autograd.Function):
 
 
 class PairBaseline(nn.Module):
-    """Causal Triplet's ``ResPair`` (``model/respair.py``) on pooled backbone features f1, f2 ``[B, C]``.
+    """Causal Triplet's ``ResPair`` (``model/respair.py``) on pooled backbone features f1, f2 ``[B, C]``
+    (:func:`pooled_features`).
 
     p = ReLU(Linear(f)) ``[B, d]``; z = pairwise([p1, p2 − p1]) (``head="respair"``, the code's ``subcon``)
     or pairwise([p1, p2]) (``head="concat"``) with pairwise = Linear(2d→d) → ReLU → Linear(d→d) → ReLU;
@@ -251,7 +267,7 @@ class PairBaseline(nn.Module):
         self.critic_scale = critic_scale
 
     def forward(self, x: Tensor, x_after: Tensor) -> dict[str, Tensor]:
-        f = self.backbone(torch.cat([x, x_after])).mean(dim=(2, 3))
+        f = pooled_features(self.backbone, torch.cat([x, x_after]))
         p1, p2 = self.proj(f).chunk(2)
         delta = p2 - p1
         z = self.pairwise(torch.cat([p1, delta] if self.head == "respair" else [p1, p2], dim=1))

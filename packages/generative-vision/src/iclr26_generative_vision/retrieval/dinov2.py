@@ -11,9 +11,13 @@ than ``max_keypoints`` patches, ``select`` picks which are kept, as ``elvis/extr
 
 * ``"cls"`` (default): the official code's weight when it runs without its trained detector,
   ``w_n = cos(CLS, t_n)`` (``einsum('qd,qdji->qji', cls, normalize(feats))``), the top ``max_keypoints``
-  in descending weight. The paper's own pipeline scores patches with a trained ``SpatialAttention2d``
-  detector (1×1 conv → BN → ReLU → 1×1 conv → softplus) whose weights are downloaded from the authors'
-  server: not offline, so not implemented;
+  in descending weight;
+* ``"detector"``: the paper's pipeline, the weight of its trained ``SpatialAttention2d`` detector
+  (:class:`SpatialAttention2d`, a port of ``extract/spatial_attention_2d.py``: 1×1 conv → BatchNorm →
+  ReLU → 1×1 conv → softplus on the ``[1, D, H'/p, W'/p]`` token map), top-k in descending weight; the
+  descriptors stay the ℓ2-normalised tokens, as in the official code. Its weights are the authors'
+  ``<desc_name>_detector.pt`` (a ``{"state": state_dict}`` file the official extractor downloads), read
+  here only from a local file (:func:`load_detector`);
 * ``"norm"``: the largest token norms, kept in patch order (a saliency proxy; this package's earlier rule).
 
 The global descriptor stays the benchmark's mean of local descriptors.
@@ -32,13 +36,14 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import Tensor, nn
 
 from iclr26_shared.errors import DataError
 
 if TYPE_CHECKING:
     from transformers import Dinov2Model
 
-__all__ = ["DEFAULT_DINOV2", "dinov2_describe", "load_dinov2"]
+__all__ = ["DEFAULT_DINOV2", "SpatialAttention2d", "dinov2_describe", "load_detector", "load_dinov2"]
 
 #: The model id looked up in the Hugging Face cache when no path is given (ViT-S/14; the paper uses ViT-B/14).
 DEFAULT_DINOV2 = "facebook/dinov2-small"
@@ -88,14 +93,70 @@ def load_dinov2(source: str | None) -> Dinov2Model:
     return model.eval()
 
 
+class SpatialAttention2d(nn.Module):
+    """The official patch detector, ported with its names (``extract/spatial_attention_2d.py``, which ELViS's
+    ``extract/extract_descriptors.py`` imports; read in pavelsuma/ames, the same authors' code).
+
+    ``x [B, C, h, w] → (normalize(BN(conv1 x)) [B, C, h, w], softplus(conv2(ReLU(BN(conv1 x)))) [B, 1, h, w])``
+    with 1×1 convolutions ``conv1: C → C`` and ``conv2: C → 1`` (both with bias), ``BatchNorm2d(C, eps=1e-5,
+    momentum=0.1)`` and ``Softplus(beta=1, threshold=20)``; the convolution weights start from N(0, 2/fan_out)
+    with fan_out = out_channels (ResNet-style, as the official ``init_weights``). The state-dict keys are the
+    official ones (``conv1.*``, ``bn.*``, ``conv2.*``), so the authors' checkpoint loads with ``strict=True``.
+    """
+
+    def __init__(self, in_c: int, bn_eps: float = 1e-5, bn_mom: float = 0.1) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_c, in_c, 1, 1)
+        self.bn = nn.BatchNorm2d(in_c, eps=bn_eps, momentum=bn_mom)
+        self.act1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(in_c, 1, 1, 1)
+        self.softplus = nn.Softplus(beta=1, threshold=20)
+        for conv in (self.conv1, self.conv2):
+            conv.weight.data.normal_(mean=0.0, std=(2.0 / conv.out_channels) ** 0.5)
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """``(ℓ2-normalised BN features, softplus attention score)`` of a token map ``x [B, C, h, w]``."""
+        x = self.bn(self.conv1(x))
+        return F.normalize(x, p=2, dim=1, eps=1e-15), self.softplus(self.conv2(self.act1(x)))
+
+
+def load_detector(path: str | Path, dim: int) -> SpatialAttention2d:
+    """The trained :class:`SpatialAttention2d` for ``dim``-wide tokens from a local file (eval mode).
+
+    The file is the authors' detector checkpoint (``{"state": state_dict}``, as the official extractor reads
+    it) or a bare state dict, read with ``weights_only=True`` and loaded with ``strict=True``; nothing is
+    downloaded. Raises one :class:`DataError` line when the file is absent or is not a detector of width ``dim``.
+    """
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise DataError(
+            f"detector weights not found: no file {file} (the official <desc_name>_detector.pt; --dinov2-detector)"
+        )
+    try:
+        ckpt = torch.load(file, map_location="cpu", weights_only=True)
+        state = ckpt["state"] if isinstance(ckpt, dict) and "state" in ckpt else ckpt
+        detector = SpatialAttention2d(dim)
+        detector.load_state_dict(state, strict=True)
+    except Exception as err:  # noqa: BLE001 - any unreadable file is the user's input
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise DataError(f"{file}: not a SpatialAttention2d detector for {dim}-d tokens ({first})") from err
+    return detector.eval()
+
+
 @torch.no_grad()
 def dinov2_describe(
-    model: Dinov2Model, img: np.ndarray, max_keypoints: int, select: Literal["cls", "norm"] = "cls"
+    model: Dinov2Model,
+    img: np.ndarray,
+    max_keypoints: int,
+    select: Literal["cls", "detector", "norm"] = "cls",
+    detector: SpatialAttention2d | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Patch-token descriptors ``[n, D]`` (unit rows, ``n ≤ max_keypoints``) of a grey view, and their ``xy [n, 2]``
-    (``select``: which patches are kept, see the module docstring)."""
+    (``select``: which patches are kept, see the module docstring; ``"detector"`` needs ``detector``)."""
     if img.ndim != 2:
         raise DataError(f"dinov2_describe expects a grey image [H, W], got shape {img.shape}")
+    if select == "detector" and detector is None:
+        raise ValueError("select='detector' needs a detector (load_detector(path, dim))")
     patch = model.config.patch_size
     p = int(patch if isinstance(patch, int) else patch[0])  # Dinov2Config: an int (square patches)
     h, w = img.shape
@@ -111,6 +172,11 @@ def dinov2_describe(
     xy = np.stack([(xs.ravel() + 0.5) * w / wp, (ys.ravel() + 0.5) * h / hp], 1).astype(np.float32)
     if select == "cls":  # official: w = <normalize(cls), normalize(t_n)>, torch.topk (descending weight)
         weights = F.normalize(tokens, dim=1) @ F.normalize(cls, dim=0)
+        keep = torch.topk(weights, k=min(max_keypoints, len(weights))).indices
+    elif select == "detector":  # official: _, w = detector(feats [1, D, hp, wp]); topk of w.flatten (row-major)
+        assert detector is not None
+        token_map = tokens.T.reshape(1, tokens.shape[1], hp, wp)
+        weights = detector(token_map.to(next(detector.parameters()).dtype))[1].flatten().float()
         keep = torch.topk(weights, k=min(max_keypoints, len(weights))).indices
     else:
         norms = tokens.norm(dim=1)

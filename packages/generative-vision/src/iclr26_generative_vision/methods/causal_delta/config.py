@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import annotated_types as at
 
 from iclr26_shared.config import NonNegFloat, PosFloat, PosInt, validate
-from iclr26_shared.errors import ConfigError
+from iclr26_shared.errors import ConfigError, DataError
 
 __all__ = ["ABLATIONS", "BASELINES", "PRESETS", "VARIANTS", "CausalDeltaConfig", "Variant"]
 
@@ -78,10 +78,17 @@ class CausalDeltaConfig:
     render_cache: bool = True
     """Keep the rendered pool under <out-dir>/causal-delta/.render-cache/ (keyed by a hash of what it depends on)."""
 
-    backbone: Literal["cnn", "resnet18"] = "cnn"
-    """Image encoder: a small CNN trained from scratch (default), or torchvision ResNet-18 (opt-in)."""
+    backbone: Literal["cnn", "resnet18", "vit"] = "cnn"
+    """Image encoder: a small CNN trained from scratch (default), torchvision ResNet-18 (opt-in), or a ViT-style
+    transformers model (opt-in, the paper's DINO ViT: a Dinov2Model or ViTModel from the local folder
+    backbone_weights; ``nn/vit_backbone.ViTBackbone``)."""
     backbone_weights: str = ""
-    """Local file of ResNet-18 weights (state dict) for backbone=resnet18; empty = random init; never downloaded."""
+    """backbone=resnet18: local file of ResNet-18 weights (state dict), empty = random init; backbone=vit: a local
+    folder saved by transformers' save_pretrained (config.json + model.safetensors), required. Never downloaded."""
+    vit_pooling: Literal["cls", "mean"] = "cls"
+    """backbone=vit: model A's pooled feature, the CLS token (DINO's image embedding) or the mean patch token."""
+    vit_pixel_norm: Literal["imagenet", "none"] = "imagenet"
+    """backbone=vit: pixels as ImageNet-normalised [0, 1] (DINO, DINOv2) or the [−1, 1] images as they are."""
     cnn_channels: Annotated[tuple[PosInt, ...], at.MinLen(1)] = (32, 64, 128)
     """Channels of the CNN's stride-2 blocks (the feature map is S / 2^len wide)."""
     coord_channels: bool = False
@@ -146,11 +153,15 @@ class CausalDeltaConfig:
             )
         if self.data_dir and self.dataset == "mujoco":
             raise ConfigError("data_dir", self.data_dir, "empty unless dataset is procthor or epic-kitchens")
-        if self.backbone_weights and self.backbone != "resnet18":
-            raise ConfigError("backbone_weights", self.backbone_weights, "empty unless backbone = 'resnet18'")
-        if self.backbone_weights and not Path(self.backbone_weights).is_file():
+        if self.backbone_weights and self.backbone == "cnn":
+            raise ConfigError("backbone_weights", self.backbone_weights, "empty unless backbone is 'resnet18' or 'vit'")
+        if self.backbone == "resnet18" and self.backbone_weights and not Path(self.backbone_weights).is_file():
             raise ConfigError("backbone_weights", self.backbone_weights, "an existing file of ResNet-18 weights")
-        if self.image_size % (2 ** len(self.cnn_channels)):
+        if self.backbone == "vit":
+            p = self.vit_patch_size
+            if self.image_size % p:
+                raise ConfigError("image_size", self.image_size, f"a multiple of the ViT patch size {p}")
+        elif self.image_size % (2 ** len(self.cnn_channels)):
             raise ConfigError(
                 "image_size",
                 self.image_size,
@@ -162,8 +173,30 @@ class CausalDeltaConfig:
     @property
     def num_patches(self) -> int:
         """Patches of the backbone's feature map (model B)."""
-        stride = 32 if self.backbone == "resnet18" else 2 ** len(self.cnn_channels)
+        if self.backbone == "vit":
+            stride = self.vit_patch_size
+        else:
+            stride = 32 if self.backbone == "resnet18" else 2 ** len(self.cnn_channels)
         return max(1, self.image_size // stride) ** 2
+
+    @property
+    def vit_patch_size(self) -> int:
+        """backbone=vit: the patch size p in the checkpoint's config.json (``backbone_weights``).
+
+        Reads the JSON only; the first call imports ``nn.vit_backbone`` (and torch), so only a ViT config does.
+        """
+        if not self.backbone_weights:
+            raise ConfigError(
+                "backbone_weights", self.backbone_weights, "a local Dinov2Model/ViTModel folder for backbone 'vit'"
+            )
+        from iclr26_generative_vision.nn.vit_backbone import read_vit_config
+
+        try:
+            vit = read_vit_config(self.backbone_weights)
+        except DataError as err:
+            raise ConfigError("backbone_weights", self.backbone_weights, f"a ViT checkpoint folder ({err})") from err
+        patch = vit.get("patch_size", 14 if vit["model_type"] == "dinov2" else 16)  # the config classes' defaults
+        return int(patch if isinstance(patch, int) else patch[0])
 
     def trained_on(self, variant: str) -> tuple[str, ...]:
         """The splits a variant is trained and evaluated on (ablations only on ``ablation_split``)."""

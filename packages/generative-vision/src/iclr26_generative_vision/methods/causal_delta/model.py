@@ -54,12 +54,21 @@ MODEL_FIELDS = (
     "classifier",
     "top_k",
     "respair_dim",
+    "vit_pooling",
+    "vit_pixel_norm",
 )
 
 
 def _backbone(arch: dict[str, Any], weights: str = "") -> nn.Module:
     if arch["backbone"] == "resnet18":
         return resnet18_backbone(weights)
+    if arch["backbone"] == "vit":
+        from iclr26_generative_vision.nn.vit_backbone import load_vit_backbone, vit_backbone_from_config
+
+        kw: dict[str, Any] = {"pooling": arch["vit_pooling"], "pixel_norm": arch["vit_pixel_norm"]}
+        if weights:
+            return load_vit_backbone(weights, **kw)
+        return vit_backbone_from_config(arch["vit_config"], **kw)  # a saved model: weights from its file
     return SmallCNN(tuple(arch["cnn_channels"]), coords=bool(arch["coord_channels"]))
 
 
@@ -74,15 +83,21 @@ class CausalTripletNet(nn.Module, PyTorchModelHubMixin):
         variant: ``cde``, ``cde-patch``, a CDE ablation, ``vanilla``, ``sms``, ``icm`` or ``pair-concat``.
         num_verbs: V, the action classes.
         num_nouns: The object classes (the ICM critic's output).
-        arch: The config's :data:`MODEL_FIELDS` (backbone, widths, head, Top-K).
-        backbone_weights: Local ResNet-18 state dict for the initial backbone (not stored: a saved model's
-            weights are in its safetensors file).
+        arch: The config's :data:`MODEL_FIELDS` (backbone, widths, head, Top-K, ViT pooling), and for
+            ``backbone="vit"`` the checkpoint's ``config.json`` as ``vit_config`` (so a saved model rebuilds
+            its ViT without the checkpoint folder).
+        backbone_weights: Local ResNet-18 state dict or ViT checkpoint folder for the initial backbone (not
+            stored: a saved model's weights are in its safetensors file, and ``from_pretrained`` builds the
+            backbone from ``arch`` alone).
     """
 
     def __init__(
         self, variant: str, num_verbs: int, num_nouns: int, arch: dict[str, Any], backbone_weights: str = ""
     ) -> None:
         super().__init__()
+        hub_config = getattr(self, "_hub_mixin_config", None)  # what save_pretrained writes to config.json
+        if isinstance(hub_config, dict):
+            hub_config["backbone_weights"] = ""
         self.variant = variant
         if variant in ("vanilla", "sms", "icm", "pair-concat"):
             self.net: nn.Module = PairBaseline(
@@ -107,6 +122,10 @@ class CausalTripletNet(nn.Module, PyTorchModelHubMixin):
 def build_model(cfg: CausalDeltaConfig, variant: str, vocab: Vocabulary = MUJOCO_VOCAB) -> CausalTripletNet:
     """A fresh model of ``variant`` (call under ``torch.manual_seed`` for the same initialisation)."""
     arch = {f: list(v) if isinstance(v := getattr(cfg, f), tuple) else v for f in MODEL_FIELDS}
+    if cfg.backbone == "vit":
+        from iclr26_generative_vision.nn.vit_backbone import read_vit_config
+
+        arch["vit_config"] = read_vit_config(cfg.backbone_weights)
     return CausalTripletNet(variant, len(vocab.verbs), len(vocab.nouns), arch, cfg.backbone_weights)
 
 

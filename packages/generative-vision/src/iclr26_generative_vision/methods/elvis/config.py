@@ -42,10 +42,14 @@ class ELViSConfig:
     dinov2_weights: str | None = None
     """descriptor=dinov2: a local Hugging Face Dinov2Model folder (config.json + model.safetensors), or a model
     id already in the Hugging Face cache; None looks up facebook/dinov2-small in the cache. Never downloaded."""
-    dinov2_select: Literal["cls", "norm"] = "cls"
+    dinov2_select: Literal["cls", "detector", "norm"] = "cls"
     """descriptor=dinov2: which ``max_keypoints`` patches are kept: ``cls`` = the official extractor's
-    detector-free weight cos(CLS, patch token), top-k by weight (its trained SpatialAttention2d detector is
-    not offline); ``norm`` = the largest token norms (this package's earlier rule)."""
+    detector-free weight cos(CLS, patch token), top-k by weight; ``detector`` = the paper's trained
+    SpatialAttention2d score, top-k (weights from the local file ``dinov2_detector``); ``norm`` = the largest
+    token norms (this package's earlier rule)."""
+    dinov2_detector: str = ""
+    """dinov2_select=detector: local file of the official detector weights (``<desc_name>_detector.pt``,
+    ``{"state": state_dict}``) for the DINOv2 width in use; never downloaded."""
     cnn_steps: PosInt = 300
     """Training steps of the patch CNN (descriptor=cnn; 64 patch pairs per step)."""
     max_keypoints: PosInt = 128
@@ -124,6 +128,12 @@ class ELViSConfig:
             raise ConfigError("view_size", self.view_size, f"at least window/2 = {self.window // 2}")
         if self.rrt_dim % self.rrt_heads:
             raise ConfigError("rrt_heads", self.rrt_heads, f"a divisor of rrt_dim = {self.rrt_dim}")
+        if self.dinov2_select == "detector" and not (self.descriptor == "dinov2" and self.dinov2_detector):
+            raise ConfigError(
+                "dinov2_detector", self.dinov2_detector, "a detector weights file (with descriptor=dinov2)"
+            )
+        if self.dinov2_detector and self.dinov2_select != "detector":
+            raise ConfigError("dinov2_detector", self.dinov2_detector, "empty unless dinov2_select = 'detector'")
 
     def schedule(self, variant: str) -> tuple[int, float]:
         """``(epochs, peak lr)`` of a trained variant (the transformer may have its own)."""

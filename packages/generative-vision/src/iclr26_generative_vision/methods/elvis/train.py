@@ -43,11 +43,23 @@ from iclr26_shared.bench import measure
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.runs import RunDir
 
-__all__ = ["build_benchmark", "dry_run", "evaluate_domain", "pair_auc", "run", "time_per_pair"]
+__all__ = ["build_benchmark", "dinov2_describer", "dry_run", "evaluate_domain", "pair_auc", "run", "time_per_pair"]
 
 ZERO_PARAM = ("chamfer", "chamfer-ot", "ransac")
 #: The row of ELViS re-ranked with the paper's σ(τ·s) when the run's inference score is g's logit.
 PAPER_SCORE = "elvis-sigmoid-s"
+
+
+def dinov2_describer(cfg: ELViSConfig) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``descriptor="dinov2"``: the describe function of a view, the backbone from ``dinov2_weights`` and, for
+    ``dinov2_select="detector"``, the official detector from ``dinov2_detector`` (local files only)."""
+    from iclr26_generative_vision.retrieval.dinov2 import dinov2_describe, load_detector, load_dinov2
+
+    model = load_dinov2(cfg.dinov2_weights)
+    detector = None
+    if cfg.dinov2_select == "detector":
+        detector = load_detector(cfg.dinov2_detector, int(model.config.hidden_size))
+    return partial(dinov2_describe, model, max_keypoints=cfg.max_keypoints, select=cfg.dinov2_select, detector=detector)
 
 
 def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, RetrievalSet]]:
@@ -68,11 +80,7 @@ def build_benchmark(cfg: ELViSConfig, seed: int) -> tuple[Views, dict[str, Retri
         cnn, _ = train_patch_cnn(images, steps=cfg.cnn_steps, seed=seed + 23)
         describe = partial(cnn_describe, cnn, max_keypoints=cfg.max_keypoints)
     elif cfg.descriptor == "dinov2":  # opt-in: local weights only (one DataError line when absent)
-        from iclr26_generative_vision.retrieval.dinov2 import dinov2_describe, load_dinov2
-
-        describe = partial(
-            dinov2_describe, load_dinov2(cfg.dinov2_weights), max_keypoints=cfg.max_keypoints, select=cfg.dinov2_select
-        )
+        describe = dinov2_describer(cfg)
 
     def domain(name: str, src: dict[str, np.ndarray], views: int, seed_: int, queries: bool = True) -> RetrievalSet:
         return make_domain(
