@@ -284,6 +284,14 @@ class DEQL(_LinearAutoencoder):
         return {"p": self.p, "a": self.a, "b": self.b, "l2": self.l2, "zero_diag": self.zero_diag}
 
 
+def _sweep_gram(X: Any, l2: float, dtype: DType, device: str) -> torch.Tensor:
+    """``G = XᵀX`` for a sweep; with ``l2 = 0`` an item without interactions makes every closed form singular."""
+    G = gram_matrix(X, device=device, dtype=dtype)
+    if l2 == 0.0 and bool((torch.diagonal(G) == 0).any()):
+        raise InteractionError("X: some item columns have no interactions; with l2 = 0 the closed form is singular")
+    return G
+
+
 def deql_path(
     X: Any,
     p: float,
@@ -309,9 +317,7 @@ def deql_path(
     ]  # validates every b first
     if not models:
         return []
-    G = gram_matrix(X, device=device, dtype=dtype)
-    if l2 == 0.0 and bool((torch.diagonal(G) == 0).any()):
-        raise InteractionError("X: some item columns have no interactions; with l2 = 0 the closed form is singular")
+    G = _sweep_gram(X, l2, dtype, device)
     P0 = None
     if l2 == 0.0:  # H0⁻¹ = P0 / c(b) with P0 = (G + D)⁻¹: one Cholesky inverse serves every b
         P0 = spd_inverse(G + torch.diag(p / (1.0 - p) * torch.diagonal(G)), what="G + D")
@@ -358,8 +364,5 @@ def deql_forms(
     """
     for b in b_values:  # validates every setting first, with the estimator's messages
         DEQL(p, a, b=b, l2=l2, zero_diag=zero_diag, dtype=dtype, device=device)
-    G = gram_matrix(X, device=device, dtype=dtype)
-    if l2 == 0.0 and bool((torch.diagonal(G) == 0).any()):
-        raise InteractionError("X: some item columns have no interactions; with l2 = 0 the closed form is singular")
-    fac = GramFactorization(G, p)
+    fac = GramFactorization(_sweep_gram(X, l2, dtype, device), p)
     return fac, [fac.deql_form(a, b, l2, zero_diag=zero_diag) for b in b_values]
