@@ -126,18 +126,19 @@ def test_no_degenerate_claim_holds() -> None:
 
 
 def test_smoke_run_saves_every_model_and_copy_axis(tmp_path: Path) -> None:
-    """Each (task, position) run's final model is saved and loads back bit for bit."""
+    """Each (task, position) run's final model is saved (the transformers class the run trained) and loads
+    back bit for bit."""
     import torch
 
     from iclr26_sequence_models.methods.selective_rope.spec import SPEC
-    from iclr26_sequence_models.nn.model import SequenceModel
+    from iclr26_sequence_models.nn.hf import SelectiveRopeForCausalLM
     from iclr26_shared.models import list_models
     from iclr26_shared.testing import assert_models_roundtrip, smoke_run
 
     run, _ = smoke_run(SPEC, tmp_path, task="copy")
     meta = list_models(run.path)
     assert set(meta) == {"copy-nope", "copy-rope", "copy-selective"}
-    assert meta["copy-selective"]["class"] == "iclr26_sequence_models.nn.model:SequenceModel"
+    assert meta["copy-selective"]["class"] == "iclr26_sequence_models.nn.hf:SelectiveRopeForCausalLM"
     ids = torch.randint(0, 10, (2, 12), generator=torch.Generator().manual_seed(0))
-    assert_models_roundtrip(run, {n: (lambda m: m(ids)[0]) for n in meta})
-    assert isinstance(run.saved_models["copy-selective"], SequenceModel)
+    assert_models_roundtrip(run, {n: (lambda m: m(ids).logits) for n in meta})
+    assert isinstance(run.saved_models["copy-selective"], SelectiveRopeForCausalLM)
