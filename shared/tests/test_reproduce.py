@@ -214,9 +214,16 @@ def test_cli_default_jobs_is_one_process_per_cpu_with_the_threads_split(tmp_path
     assert seen["jobs"] == 1
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         monkeypatch.delenv(var, raising=False)
-    rep._pool_worker_init(3)
-    assert [rep.os.environ[v] for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")] == ["3"] * 3
-    assert 1 <= rep.available_cpus() <= (rep.os.cpu_count() or 1)
+    import os
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        rep._pool_worker_init(3)
+        assert [os.environ[v] for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")] == ["3"] * 3
+    finally:
+        signal.signal(signal.SIGTERM, before)  # the worker's SIGTERM handler must not stay in the test process
+    assert 1 <= rep.available_cpus() <= (os.cpu_count() or 1)
 
 
 def test_auto_jobs_runs_and_matches_serial(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def train_one(
     ``dist`` (default: the run directory's) splits each step's batch over the ranks of a torchrun launch.
     """
     dist = dist or (run.dist if run is not None else DistContext())
-    model.to(device).train()
+    model.to(device).train()  # pyright: ignore[reportArgumentType]  (transformers' decorated .to)
     net = dist.wrap(model)
     opt = make_optimizer(model, s.lr, cfg.weight_decay)
     every = s.eval_every or max(1, s.steps // 10)
@@ -155,7 +155,8 @@ def dry_run(cfg: SelectiveRopeConfig, device: torch.device) -> dict[str, Any]:
         s = dataclasses.replace(cfg.settings(task_name), batch_size=2, eval_size=2)
         task = make_task(s, 0)
         torch.manual_seed(0)
-        model = build_model(s, "selective", task.vocab_size, cfg.rope_theta).to(device)
+        model = build_model(s, "selective", task.vocab_size, cfg.rope_theta)
+        model.to(device)  # pyright: ignore[reportArgumentType]  (transformers' decorated .to)
         opt = make_optimizer(model, s.lr, cfg.weight_decay)
         x, y = task.train_batch(0)
         loss = next_token_loss(model(input_ids=x.to(device), use_cache=False).logits, y.to(device))
