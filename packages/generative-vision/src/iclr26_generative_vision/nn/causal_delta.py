@@ -41,7 +41,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -136,7 +136,7 @@ def pooled_features(backbone: nn.Module, x: Tensor) -> Tensor:
     else the spatial mean of its feature map ``backbone(x).mean((2, 3))``."""
     pool = getattr(backbone, "global_features", None)
     if callable(pool):
-        return pool(x)
+        return cast(Tensor, pool(x))
     return backbone(x).mean(dim=(2, 3))
 
 
