@@ -578,7 +578,7 @@ def reproduce(
     tasks = [(n, s) for n in names for s in seed_list]
     if stored is None:  # the plan is on disk before any run starts: a reproduce stopped early still resumes
         write_reproduce_report(out, [], plan, seconds=0.0)
-    if stored is not None:  # finished runs are read back here, never scheduled (nor queued behind others)
+    else:  # finished runs are read back here, never scheduled (nor queued behind others)
         for outcome in _read_back(specs, tasks, preset, out, stored).values():
             report(outcome)
         tasks = [t for t in tasks if t not in finished]

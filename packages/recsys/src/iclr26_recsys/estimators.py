@@ -284,6 +284,13 @@ class DEQL(_LinearAutoencoder):
         return {"p": self.p, "a": self.a, "b": self.b, "l2": self.l2, "zero_diag": self.zero_diag}
 
 
+def _sweep_models(
+    p: float, a: float, b_values: Sequence[float], l2: float, zero_diag: bool, dtype: DType, device: str
+) -> list[DEQL]:
+    """One unfitted DEQL per ``b``: every setting is validated, with the estimator's messages, before any work."""
+    return [DEQL(p, a, b=b, l2=l2, zero_diag=zero_diag, dtype=dtype, device=device) for b in b_values]
+
+
 def _sweep_gram(X: Any, l2: float, dtype: DType, device: str) -> torch.Tensor:
     """``G = XᵀX`` for a sweep; with ``l2 = 0`` an item without interactions makes every closed form singular."""
     G = gram_matrix(X, device=device, dtype=dtype)
@@ -312,9 +319,7 @@ def deql_path(
     path for a ``b`` sweep at ``l2 > 0``, and what the CLI's sweep scores users with).
     Returns fitted estimators (``solver="structured"``), in the order of ``b_values``.
     """
-    models = [
-        DEQL(p, a, b=b, l2=l2, zero_diag=zero_diag, dtype=dtype, device=device) for b in b_values
-    ]  # validates every b first
+    models = _sweep_models(p, a, b_values, l2, zero_diag, dtype, device)
     if not models:
         return []
     G = _sweep_gram(X, l2, dtype, device)
@@ -351,8 +356,8 @@ def deql_forms(
     ``W = diagMat(γ) + Q diag(1/(e + μ_b)) Qᵀ diagMat(δ)`` with ``μ_b = λ/c(b)``: one ``O(n³)`` ``eigh``
     for the whole sweep, then ``O(n²)`` per ``b`` for ``(γ, δ, μ_b)`` (:class:`LinearForm`), with no
     dense ``[n, n]`` matrix per ``b``. This is the sweep to use at ``l2 > 0``, where a dense ``W`` per
-    ``b`` (:func:`deql_path`) needs its own ``n³`` inverse: 10 values of ``b`` at ``λ = 100`` cost about
-    a fifth of 10 fits (``packages/recsys/benchmarks/deql_fit.py``, ``factored_speedup``).
+    ``b`` (:func:`deql_path`) needs its own ``n³`` inverse: 10 values of ``b`` at ``λ = 100`` ran 5–9×
+    faster than 10 fits at 1,000–2,000 items (``packages/recsys/benchmarks/deql_fit.py``, ``factored_speedup``).
 
     Use the returned factorisation to score users, ``fac.scores(X_u, fac.project(X_u), form)`` (``X_u``
     ``[m, n]`` torch, ``= X_u @ B_``), or to form one dense ``W = fac.weights(form)`` (``[n, n]``, equal
@@ -362,7 +367,6 @@ def deql_forms(
         ``(fac, forms)``: the shared :class:`~iclr26_recsys.ops.GramFactorization` and one
         :class:`LinearForm` per ``b``, in the order of ``b_values``.
     """
-    for b in b_values:  # validates every setting first, with the estimator's messages
-        DEQL(p, a, b=b, l2=l2, zero_diag=zero_diag, dtype=dtype, device=device)
+    _sweep_models(p, a, b_values, l2, zero_diag, dtype, device)
     fac = GramFactorization(_sweep_gram(X, l2, dtype, device), p)
     return fac, [fac.deql_form(a, b, l2, zero_diag=zero_diag) for b in b_values]
