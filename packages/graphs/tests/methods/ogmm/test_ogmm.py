@@ -222,11 +222,14 @@ def test_stage_2_touches_no_source_or_target_data(monkeypatch: pytest.MonkeyPatc
 
 def test_generation_reaches_its_label_on_a_trained_expert() -> None:
     split = make_domains("motifs", seed=1, per_domain=64, target_size=8, nodes=(8, 10))
-    cfg = dataclasses.replace(SMOKE, expert_epochs=15, hidden=16, gen_graphs=16, gen_nodes=10, gen_epochs=60)
+    # 150 inversion epochs: at 60 the R_bn term had not converged and its comparison with random graphs
+    # flipped with the thread count (1 thread 3.03 < 3.25, 2 threads 3.35 > 3.23, split seed 1); at 150 it
+    # is ~0.3 against ~4 for random graphs on split seeds 1 and 2 at 1 and 2 threads (measured 2026-12-04).
+    cfg = dataclasses.replace(SMOKE, expert_epochs=15, hidden=16, gen_graphs=16, gen_nodes=10, gen_epochs=150)
     expert = ogmm_train.train_expert("gcn", split.a_train, 2, cfg, 0, 0)
     graphs, stats = ogmm_train.generate(expert, 2, cfg, 0)
     assert stats["label_rate"] >= 0.75
-    assert stats["bn_generated"] < stats["bn_random"]
+    assert stats["bn_generated"] < 0.5 * stats["bn_random"]
     # Inverse-X: a fresh GNN learns the generated graphs' conditioning labels (it starts near chance)
     fresh = ogmm_train.inverse_x(graphs, 2, cfg, "gin", 3)
     assert fresh is not expert and fresh.arch == "gin"
