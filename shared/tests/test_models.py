@@ -12,7 +12,7 @@ import pytest
 import torch
 from huggingface_hub import PyTorchModelHubMixin
 
-from iclr26_shared.errors import UsageError
+from iclr26_shared.errors import CheckpointError, UsageError
 from iclr26_shared.models import list_models, load_model, model_dir, save_model
 from iclr26_shared.spec import Claim
 from iclr26_shared.testing import Arms, assert_no_claim_holds, degenerate_cases, run_cli
@@ -170,3 +170,60 @@ def test_degenerate_cases_accept_in_memory_results_with_tuples() -> None:
     cases = degenerate_cases(results, [Arms(ours=["test/curve/1", "test/ours"], others=["test/base"], trivial=0.5)])
     assert cases["every arm at the trivial answer"]["test"]["curve"] == [0.5, 0.5]
     assert results["test"]["curve"] == (0.5, 0.8)
+
+
+def _drop_key(file: Path, key: str) -> None:
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(file)
+    del tensors[key]
+    save_file(tensors, file, metadata={"format": "pt"})
+
+
+def test_a_partial_checkpoint_is_refused_not_loaded_with_random_weights(tmp_path: Path) -> None:
+    """PyTorchModelHubMixin's own default is strict=False: a file missing `lin.bias` would load, the bias
+    left at its random init. load_model refuses it and names the key; strict=False still opts out."""
+    torch.manual_seed(0)
+    folder = save_model(tmp_path, "net", TinyNet(width=3))
+    _drop_key(folder / "model.safetensors", "lin.bias")
+    lenient = TinyNet.from_pretrained(folder)  # the ecosystem's default: silently partial
+    assert isinstance(lenient, TinyNet)
+    with pytest.raises(CheckpointError, match=r"do not match TinyNet .*lin\.bias.*refusing a partial load"):
+        load_model(tmp_path)
+    assert isinstance(load_model(tmp_path, strict=False), TinyNet)
+
+
+def test_transformers_and_diffusers_partial_checkpoints_are_refused(tmp_path: Path) -> None:
+    """transformers and diffusers only warn about missing keys (and initialise them); load_model reads
+    their loading info and refuses."""
+    from diffusers import UNet1DModel
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    lm = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=8, vocab_size=11, n_positions=8))
+    folder = save_model(tmp_path / "lm", "lm", lm)
+    ids = torch.tensor([[1, 2, 3]])
+    assert torch.equal(load_model(tmp_path / "lm")(ids).logits, lm.eval()(ids).logits)
+    _drop_key(folder / "model.safetensors", "transformer.h.0.mlp.c_fc.bias")
+    with pytest.raises(CheckpointError, match=r"missing keys: transformer\.h\.0\.mlp\.c_fc\.bias"):
+        load_model(tmp_path / "lm")
+
+    unet = UNet1DModel(
+        block_out_channels=(8,),
+        down_block_types=("DownBlock1DNoSkip",),
+        up_block_types=("UpBlock1DNoSkip",),
+        mid_block_type="UNetMidBlock1D",
+        in_channels=2,
+        out_channels=2,
+        extra_in_channels=0,
+        layers_per_block=1,
+        time_embedding_type="positional",
+        use_timestep_embedding=False,
+        flip_sin_to_cos=False,
+    )
+    folder = save_model(tmp_path / "unet", "unet", unet)
+    first = next(iter(unet.state_dict()))
+    assert isinstance(load_model(tmp_path / "unet"), UNet1DModel)
+    _drop_key(folder / "diffusion_pytorch_model.safetensors", first)
+    with pytest.raises(CheckpointError, match="refusing a partial load"):
+        load_model(tmp_path / "unet")

@@ -168,6 +168,8 @@ def load_model(run_dir: str | os.PathLike[str] | RunDir, name: str | None = None
     Raises:
         UsageError: the run saved no model, several (and ``name`` is None), or none called ``name``; the
             message lists the names there are.
+        CheckpointError: the folder's weights miss a key of the model, hold one it does not have, or
+            differ in a shape (the ecosystems' lenient defaults would load such a file partially).
     """
     path = _run_path(run_dir)
     if not path.is_dir():
@@ -183,7 +185,54 @@ def load_model(run_dir: str | os.PathLike[str] | RunDir, name: str | None = None
         raise UsageError(f"{path}: no model {name!r} (saved: {names})")
     folder = Path(models[name]["path"])
     cls = _import_class(models[name]["class"], folder)
-    return _realigned(cls.from_pretrained(folder, **kwargs))
+    return _realigned(_load_strict(cls, folder, kwargs))
+
+
+def _ecosystem(cls: type[Any]) -> str:
+    """Which save/load ecosystem ``cls`` belongs to, by its bases' modules (imports nothing new)."""
+    for base in cls.__mro__:
+        module, qual = base.__module__, base.__qualname__
+        if module.startswith("huggingface_hub") and qual == "PyTorchModelHubMixin":
+            return "hub"
+        if module.startswith("transformers") and qual == "PreTrainedModel":
+            return "transformers"
+        if module.startswith("diffusers") and qual == "ModelMixin":
+            return "diffusers"
+    return "other"
+
+
+def _load_strict(cls: type[Any], folder: Path, kwargs: dict[str, Any]) -> Any:
+    """``cls.from_pretrained(folder, **kwargs)``, refusing a partial load.
+
+    The ecosystems' own defaults are lenient: ``PyTorchModelHubMixin`` loads with ``strict=False`` and
+    transformers/diffusers only *warn* about missing keys, so a saved model missing a weight would come
+    back silently with that weight at its random initialisation. Here every key of the model must be in
+    the file and every key of the file in the model (same shapes); otherwise a :class:`CheckpointError`
+    names the folder and the keys. A caller who passes ``strict=`` (hub) or ``output_loading_info=``
+    (transformers, diffusers) gets the ecosystem's own behaviour."""
+    kind = _ecosystem(cls)
+    try:
+        if kind == "hub" and "strict" not in kwargs:
+            return cls.from_pretrained(folder, strict=True, **kwargs)
+        if kind in ("transformers", "diffusers") and "output_loading_info" not in kwargs:
+            model, info = cls.from_pretrained(folder, output_loading_info=True, **kwargs)
+            bad = {k: list(info.get(k) or []) for k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
+            if any(bad.values()):
+                raise RuntimeError("; ".join(f"{k.replace('_', ' ')}: {_keys(v)}" for k, v in bad.items() if v))
+            return model
+    except RuntimeError as err:
+        what = " ".join(str(err).split()) or type(err).__name__
+        what = what if len(what) <= 300 else what[:297] + "..."
+        raise CheckpointError(
+            f"{folder}: the saved weights do not match {cls.__name__} ({what}); refusing a partial load"
+        ) from None
+    return cls.from_pretrained(folder, **kwargs)
+
+
+def _keys(keys: list[Any], show: int = 5) -> str:
+    names = [str(k[0] if isinstance(k, tuple) else k) for k in keys]
+    more = f" and {len(names) - show} more" if len(names) > show else ""
+    return ", ".join(names[:show]) + more
 
 
 #: Byte alignment of a fresh CPU allocation in torch (and what its vectorised kernels expect).
