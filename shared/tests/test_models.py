@@ -196,7 +196,7 @@ def test_a_partial_checkpoint_is_refused_not_loaded_with_random_weights(tmp_path
 def test_transformers_and_diffusers_partial_checkpoints_are_refused(tmp_path: Path) -> None:
     """transformers and diffusers only warn about missing keys (and initialise them); load_model reads
     their loading info and refuses."""
-    from diffusers import UNet1DModel
+    from diffusers.models.unets.unet_1d import UNet1DModel
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
