@@ -154,6 +154,9 @@ def _replace(cfg: SelectiveRopeConfig, changes: dict[str, Any]) -> SelectiveRope
         ({"lr_factors": (1.0, 0.0)}, "lr_factors[1]"),
         ({"lr_sweep": ("parity",)}, "lr_sweep[0]"),
         ({"phi_proj_rank": 0}, "phi_proj_rank"),
+        ({"lm.positions": ()}, "lm.positions"),
+        ({"lm.positions": ("rope", "rope")}, "lm.positions"),
+        ({"lm.positions": ("alibi",)}, "lm.positions[0]"),
     ],
 )
 def test_bad_configs_raise(changes: dict, field: str) -> None:
@@ -177,6 +180,19 @@ def test_overrides_and_mqar_vocabulary() -> None:
         _replace(full, {"mqar.vocab_size": 100})  # vocabulary must exceed T = 256
 
 
+def test_positions_per_task() -> None:
+    """Quick trains NoPE on every task but the LM (no LM claim is against NoPE); ``--no-compare`` trains the one
+    ``--position`` everywhere; ``positions`` lists every position some task trains."""
+    quick, full = PRESETS["quick"], PRESETS["full"]
+    assert quick.positions_of("lm") == ("rope", "selective")
+    assert all(quick.positions_of(t) == ("nope", "rope", "selective") for t in ("state", "copy", "mqar"))
+    assert all(full.positions_of(t) == ("nope", "rope", "selective") for t in TASKS)
+    assert _replace(quick, {"task": "lm"}).positions == ("rope", "selective")
+    assert _replace(quick, {"lm.positions": ("selective", "nope")}).positions_of("lm") == ("nope", "selective")
+    single = _replace(quick, {"compare": False, "position": "nope"})
+    assert single.positions_of("lm") == ("nope",) and single.positions == ("nope",)
+
+
 def test_sweeps_follow_the_paper() -> None:
     """LM: lr tuned per position; copying: Selective RoPE's bias and gate each on and off (the official
     copying sweep); a task outside ``bias_gate_sweep`` uses its own switches; the low-rank phase projection
@@ -184,7 +200,9 @@ def test_sweeps_follow_the_paper() -> None:
     quick = PRESETS["quick"]
     assert quick.phi_proj_rank == 32 and quick.settings("copy").selective["phi_proj_rank"] == 32
     lr = quick.settings("lm").lr
-    assert quick.lrs("lm") == (lr * 0.5, lr, lr * 2.0)
+    assert quick.lrs("lm") == (lr, lr * 2.0)  # lr x 0.5 lost at every position in the quick sweep (README)
+    full_lr = PRESETS["full"].settings("lm").lr
+    assert PRESETS["full"].lrs("lm") == (full_lr * 0.5, full_lr, full_lr * 2.0)
     assert quick.lrs("state") == (quick.settings("state").lr,)
     assert quick.selective_variants("state") == ({},)
     variants = quick.selective_variants("copy")

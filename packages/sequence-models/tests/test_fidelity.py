@@ -177,7 +177,10 @@ def _extract(text: str) -> str | None:
 
 def test_micro_batched_rl_step_equals_one_pass() -> None:
     """rl_step with logprob_batch = one prompt group per forward (gradient accumulation) makes the same
-    update and loss as one forward over all rollouts (the values themselves: test_rl_step_end_to_end_by_hand)."""
+    update and loss as one forward over all rollouts, and reusing the training pass's detached log-probs as the
+    old ones (ppo_epochs 1, dropout off) the same as a separate no-grad pass (``disable_dropout=False`` on this
+    dropout-free model takes that path), micro-batched or not (the values themselves:
+    test_rl_step_end_to_end_by_hand)."""
     import copy
 
     from iclr26_sequence_models.methods.restrain.train import rl_step, variant_settings
@@ -186,15 +189,17 @@ def test_micro_batched_rl_step_equals_one_pass() -> None:
     cfg = RestrainConfig(rollouts=4, kappa=2, max_new_tokens=3, lr=1e-2)
     settings = variant_settings("restrain", cfg)[0]
     out = []
-    for mb in (0, 4):
+    for mb, reuse in ((0, True), (4, True), (0, False), (4, False)):
         policy = copy.deepcopy(base).requires_grad_(True)
         opt = torch.optim.SGD(policy.parameters(), lr=0.1)
-        c = dataclasses.replace(cfg, logprob_batch=mb)
+        c = dataclasses.replace(cfg, logprob_batch=mb, disable_dropout=reuse)
         diag = rl_step(policy, policy, base, codec, prompts, _extract, [1.0, 0.5, 1.0, 0.25], settings, c, opt, seed=3)
-        out.append((diag["loss"], [p.detach().clone() for p in policy.parameters()]))
-    assert out[0][0] == pytest.approx(out[1][0], abs=1e-6)
-    for a, b in zip(out[0][1], out[1][1], strict=True):
-        assert torch.allclose(a, b, atol=1e-6)
+        out.append((diag["loss"], diag["neg_logp"], [p.detach().clone() for p in policy.parameters()]))
+    assert out[0][2][0].ne(next(base.parameters())).any()  # the step moved the policy
+    for other in out[1:]:
+        assert other[0] == pytest.approx(out[0][0], abs=1e-6) and other[1] == pytest.approx(out[0][1], abs=1e-6)
+        for a, b in zip(out[0][2], other[2], strict=True):
+            assert torch.allclose(a, b, atol=1e-6)
 
 
 def test_train_label_free_on_your_model_without_rundir() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from iclr26_sequence_models import cli
 from iclr26_sequence_models.methods.restrain.claims import claims, report
-from iclr26_sequence_models.methods.restrain.config import PRESETS, RestrainConfig
+from iclr26_sequence_models.methods.restrain.config import PRESETS, VARIANTS, RestrainConfig
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.testing import assert_valid_run_dir, run_cli
 
@@ -20,6 +20,8 @@ from iclr26_shared.testing import assert_valid_run_dir, run_cli
 def test_config_validation() -> None:
     with pytest.raises(ConfigError, match="kappa"):
         RestrainConfig(kappa=9, rollouts=8)
+    assert PRESETS["quick"].variants == ("ttrl", "restrain", "no_pw", "gold")  # -PLW/-NRP: README, results
+    assert PRESETS["full"].variants == VARIANTS
     with pytest.raises(ConfigError, match="variants"):
         RestrainConfig(variants=())
     with pytest.raises(ConfigError, match="variants"):

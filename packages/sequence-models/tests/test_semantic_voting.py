@@ -157,6 +157,48 @@ def test_gold_and_random_pairs() -> None:
     assert all(c != r and {c, r} <= set(cands[prompts.index(p)]) for p, c, r in rnd)
     with pytest.raises(ValueError, match="references"):
         build_pairs("gold", None, None, prompts, cands, cfg, {})  # type: ignore[arg-type]
+    shared: dict[str, Any] = {}  # a run's cache: the gold pairs are built once for both controls
+    assert build_pairs("gold", None, None, prompts, cands, cfg, shared, refs)[0] == gold  # type: ignore[arg-type]
+    again, _ = build_pairs("random", None, None, prompts, cands, cfg, shared, refs, seed=1)  # type: ignore[arg-type]
+    assert again == rnd and shared["gold"][0] == gold
+
+
+def test_sv_variants_share_one_embedding_pass_of_distinct_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sv``, ``flipped`` and ``sv_whole`` embed each distinct candidate once (one call for all three), copies
+    get the same row, and each variant's pairs equal ``semantic_vote_pair`` on the per-candidate embeddings;
+    each SV variant's reported cost includes the shared embedding pass."""
+    from iclr26_sequence_models.methods.semantic_voting import train
+
+    calls: list[list[str]] = []
+    vectors = {"a1": [1, 0, 0], "a2": [0.99, 0.14, 0], "a3": [0.98, 0.2, 0], "a4": [0.97, 0.24, 0]}
+    vectors.update({"a5": [0.96, 0.27, 0.05], "z": [0, 0, 1], "y": [0, 1, 0], "x": [0.5, 0, 0.86]})
+
+    def fake_embed(texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        vec = np.array([vectors.get(t, [1, 1, 1]) for t in texts], dtype=np.float32)
+        return vec / np.linalg.norm(vec, axis=-1, keepdims=True)
+
+    monkeypatch.setattr(train, "embed_texts", fake_embed)
+    prompts = ["p1>", "p2>"]
+    cands = [["a1", "a2", "a1", "a3", "a4", "z", "a2", "y"], ["a3", "a4", "a5", "a2", "a4", "x", "y", "a5"]]
+    cfg = SemanticVotingConfig(samples=8, filter_length=2, min_cluster_size=2)
+    cache: dict[str, Any] = {}
+    sv, sv_s = train.build_pairs("sv", None, None, prompts, cands, cfg, cache)  # type: ignore[arg-type]
+    flipped, _ = train.build_pairs("flipped", None, None, prompts, cands, cfg, cache)  # type: ignore[arg-type]
+    whole, whole_s = train.build_pairs("sv_whole", None, None, prompts, cands, cfg, cache)  # type: ignore[arg-type]
+    distinct = list(dict.fromkeys(c for cs in cands for c in cs))
+    assert calls[1:] == [distinct]  # calls[0]: the embedder's warm-up
+    emb, embed_s = cache["embeddings"]
+    assert emb.shape == (2, 8, 3) and np.array_equal(emb[0, 0], emb[0, 2]) and np.array_equal(emb[1, 1], emb[1, 4])
+    for got, clustering in ((sv, True), (whole, False)):
+        want = []
+        for prompt, cs in zip(prompts, cands, strict=True):
+            pair = semantic_vote_pair(cs, fake_embed(cs), min_cluster_size=2, filter_length=2, clustering=clustering)
+            if pair is not None and cs[pair.chosen] != cs[pair.rejected]:
+                want.append((prompt, cs[pair.chosen], cs[pair.rejected]))
+        assert got == want and len(got) == 2
+    assert flipped == [(p, r, c) for p, c, r in sv]
+    assert sv_s >= embed_s and whole_s >= embed_s
 
 
 def test_chrf_and_number_words() -> None:

@@ -133,7 +133,9 @@ def rl_step(
     ``score(i, answer)`` grades prompt ``i``'s answer: the reward of gold GRPO, and otherwise read for the
     ``gold_reward`` / ``label_acc`` diagnostics only (never in a label-free loss; NaN without ``score``).
     With ``cfg.logprob_batch > 0`` the log-prob passes and the backward run over chunks of whole prompt
-    groups of at most that many rollouts (gradient accumulation: the same update up to float rounding)."""
+    groups of at most that many rollouts (gradient accumulation: the same update up to float rounding).
+    With ``ppo_epochs == 1`` and dropout off the old log-probs are the training pass's own, detached (the
+    same values a separate no-grad pass gives, one forward fewer)."""
     if settings is None and score is None:
         raise ValueError("rl_step: gold-reward GRPO (settings=None) needs score=")
     roll = generate_rollouts(
@@ -165,14 +167,23 @@ def rl_step(
     device = roll.sequences.device
     chunk_rows = cfg.logprob_batch or roll.sequences.shape[0]
     ref_logp = None
+    # one update per rollout batch with dropout off: the policy of the training pass is the one that sampled,
+    # so the old log-probs are that pass's own, detached (ratio 1; TRL's num_iterations == 1 shortcut) and the
+    # separate no-grad pass is skipped
+    reuse_old = cfg.ppo_epochs == 1 and cfg.disable_dropout
+    old_chunks: list[torch.Tensor] = []
     with torch.no_grad():
-        old = token_logprobs(
-            policy,
-            roll.sequences,
-            roll.attention_mask,
-            roll.prompt_len,
-            temperature=cfg.temperature,
-            micro_batch=cfg.logprob_batch,
+        old = (
+            None
+            if reuse_old
+            else token_logprobs(
+                policy,
+                roll.sequences,
+                roll.attention_mask,
+                roll.prompt_len,
+                temperature=cfg.temperature,
+                micro_batch=cfg.logprob_batch,
+            )
         )
         if cfg.kl_beta > 0:
             ref_logp = token_logprobs(
@@ -196,13 +207,16 @@ def rl_step(
             logp = token_logprobs(
                 net, roll.sequences[rows], roll.attention_mask[rows], roll.prompt_len, temperature=cfg.temperature
             )
+            old_rows = logp.detach() if old is None else old[rows]
+            if old is None:
+                old_chunks.append(old_rows)
             losses = []
             for p in group_ids:
                 local = slice((p - first) * cfg.rollouts, (p - first + 1) * cfg.rollouts)
                 full = roll.group(p)
                 per_candidate = grpo_loss(
                     logp[local],
-                    old[full],
+                    old_rows[local],
                     targets[p].advantages.to(device),
                     mask[full],
                     clip_eps=cfg.clip_eps,
@@ -217,6 +231,7 @@ def rl_step(
         opt.step()
         loss_value = total
     policy.eval()
+    old = torch.cat(old_chunks) if old is None else old  # the diagnostics' log-probs of the sampled tokens
     nan = float("nan")
     weighted = [t for t in targets if t.majority_weight == t.majority_weight]  # pseudo-label weights applied
     return {

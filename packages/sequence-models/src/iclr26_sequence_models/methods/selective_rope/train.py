@@ -207,7 +207,7 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
         task = make_task(s, run_dir.seed)
         higher = HIGHER_IS_BETTER[task_name]
         runs: dict[str, Any] = {}
-        for position in cfg.positions:
+        for position in cfg.positions_of(task_name):
             candidates = _candidates(cfg, task_name, position)
             single = len(candidates) == 1
             results: list[dict[str, Any]] = []

@@ -39,6 +39,7 @@ from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
 __all__ = [
+    "candidate_embeddings",
     "confidence_scores",
     "dpo_train",
     "dry_run",
@@ -148,6 +149,22 @@ def _extreme_pair(prompt: str, cands: list[str], scores: list[float]) -> tuple[s
     return None if cands[best] == cands[worst] else (prompt, cands[best], cands[worst])
 
 
+def candidate_embeddings(cands: list[list[str]], cache: dict[str, Any]) -> tuple[np.ndarray, float]:
+    """``[P, N, 384]`` MiniLM embeddings of every prompt's N candidates and the seconds they took, computed once
+    per ``cache`` (``sv``, ``flipped`` and ``sv_whole`` embed the same candidates). Each distinct string is
+    embedded once and copied to its occurrences (identical strings get identical embeddings: the sentence
+    embedding is a function of the string, ``embed_texts``)."""
+    if "embeddings" not in cache:
+        embed_texts(["warm-up"])  # load the embedder outside the timed region (a one-off cost)
+        t0 = time.perf_counter()
+        flat = [c for cs in cands for c in cs]
+        distinct = list(dict.fromkeys(flat))
+        row = {c: i for i, c in enumerate(distinct)}
+        emb = embed_texts(distinct)[[row[c] for c in flat]].reshape(len(cands), len(cands[0]), -1)
+        cache["embeddings"] = (emb, time.perf_counter() - t0)
+    return cache["embeddings"]
+
+
 def build_pairs(
     variant: str,
     base: Any,
@@ -161,6 +178,9 @@ def build_pairs(
 ) -> tuple[PairList, float]:
     """The (prompt, chosen, rejected) pairs of one scorer and the seconds its pair construction took.
 
+    ``sv_cache`` holds what several scorers share, computed once per run: the candidates' embeddings (``sv``,
+    ``flipped``, ``sv_whole``; each one's seconds include them) and the gold pairs (``gold`` and ``random``).
+
     ``gold`` and ``random`` are the controlled check of the DPO step, not label-free methods: ``gold`` takes the
     candidate with the highest chrF against the prompt's references (``refs``: every correct answer; the best
     match counts) as chosen and the lowest as
@@ -172,10 +192,8 @@ def build_pairs(
         clustering = variant != "sv_whole"
         key = "whole" if not clustering else "sv"
         if key not in sv_cache:
-            embed_texts(["warm-up"])  # load the embedder outside the timed region (a one-off cost)
+            emb, embed_seconds = candidate_embeddings(cands, sv_cache)
             t0 = time.perf_counter()
-            flat = [c for cs in cands for c in cs]
-            emb = embed_texts(flat).reshape(len(cands), len(cands[0]), -1)
             sizes, distinct = [], []
             for p, (prompt, cs) in enumerate(zip(prompts, cands, strict=True)):
                 pair = _vote_pair(cs, emb[p], cfg, clustering)
@@ -183,7 +201,8 @@ def build_pairs(
                     pairs.append((prompt, cs[pair.chosen], cs[pair.rejected]))
                     sizes.append(pair.cluster_size)
                     distinct.append(len({cs[i] for i in pair.members}))
-            sv_cache[key] = (pairs, time.perf_counter() - t0)
+            # the embedding pass is shared with the other SV variant but counted in full in each one's cost
+            sv_cache[key] = (pairs, embed_seconds + time.perf_counter() - t0)
             # diagnostics: how many candidates, and how many distinct strings, the pairs were chosen among
             sv_cache[f"{key}_stats"] = {
                 "pool_size": float(np.mean(sizes)) if sizes else float("nan"),
@@ -196,13 +215,17 @@ def build_pairs(
     if variant in ("gold", "random"):
         if refs is None:
             raise ValueError(f"build_pairs: variant {variant!r} needs the references")
-        gold = [
-            pair
-            for prompt, cs in zip(prompts, cands, strict=True)
-            if (pair := _extreme_pair(prompt, cs, [best_chrf(c, refs[prompt]) for c in cs])) is not None
-        ]
+        if "gold" not in sv_cache:  # computed once for both controls; chrF once per distinct candidate
+            gold: PairList = []
+            for prompt, cs in zip(prompts, cands, strict=True):
+                chrf_of = {c: best_chrf(c, refs[prompt]) for c in dict.fromkeys(cs)}
+                if (pair := _extreme_pair(prompt, cs, [chrf_of[c] for c in cs])) is not None:
+                    gold.append(pair)
+            sv_cache["gold"] = (gold, time.perf_counter() - t0)
+        gold, gold_seconds = sv_cache["gold"]
         if variant == "gold":
-            return gold, time.perf_counter() - t0
+            return list(gold), gold_seconds
+        t0 = time.perf_counter() - gold_seconds  # the random control's cost includes choosing its prompts
         # the same prompts as the gold pairs, two distinct valid candidates drawn at random, random order
         rng = np.random.default_rng(seed)
         of_prompt = dict(zip(prompts, cands, strict=True))
