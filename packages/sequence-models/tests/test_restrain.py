@@ -97,6 +97,26 @@ def test_claims_hold_and_fail() -> None:
     assert len(claims(_results({"restrain": 0.4}))) == 1  # only the variants that ran
 
 
+def test_gap_claim_of_the_held_out_protocol() -> None:
+    """Held-out protocol only: RESTRAIN must reach base + 0.5 (gold - base) + 0.03; without a measured gap (gold
+    ahead of the base by less than the control margin) the claim cannot hold."""
+    from iclr26_sequence_models.methods.restrain.claims import GAP_SHARE, WIN_MARGIN
+
+    def gap_claim(restrain: float, gold: float, source: str = "train") -> Any:
+        r = _results({"restrain": restrain, "gold": gold}, base=0.3)
+        r["settings"]["prompt_source"] = source
+        found = [c for c in claims(r) if "closes" in c.claim]
+        return found[0] if found else None
+
+    assert gap_claim(0.5, 0.6, source="test") is None  # test-time protocol: no held-out gap to close
+    c = gap_claim(0.5, 0.6)
+    assert GAP_SHARE == 0.5 and c.baseline == pytest.approx(0.45) and c.verdict == "holds"  # 0.5 >= 0.45 + 0.03
+    assert gap_claim(0.47, 0.6).verdict == "fails"  # 0.47 < 0.45 + WIN_MARGIN
+    assert 0.47 < 0.45 + WIN_MARGIN
+    assert gap_claim(0.5, 0.31).verdict == "inconclusive"  # gold +0.01 over the base: no measured gap
+    assert gap_claim(0.29, 0.6).verdict == "fails"  # below the base
+
+
 def test_no_claim_holds_at_chance() -> None:
     flat = {v: 0.02 for v in ("ttrl", "restrain", "no_plw", "no_nrp", "no_pw", "gold")}
     assert not any(c.holds for c in claims(_results(flat, base=0.02)))
@@ -131,10 +151,11 @@ def test_restrain_smoke_saves_policies_and_no_degenerate_claim_holds(tmp_path: P
 
     # the degenerate cases start from a result where every claim holds (the smoke run's tiny numbers tie)
     good = _results(
-        {"ttrl": 0.32, "restrain": 0.45, "no_plw": 0.2, "no_nrp": 0.4, "no_pw": 0.42, "gold": 0.6},
+        {"ttrl": 0.32, "restrain": 0.45, "no_plw": 0.2, "no_nrp": 0.4, "no_pw": 0.42, "gold": 0.5},
         curves={"ttrl": [0.3, 0.4, 0.32], "restrain": [0.3, 0.4, 0.45]},
     )
-    assert all(c.holds for c in claims(good))
+    good["settings"]["prompt_source"] = "train"  # the held-out protocol's gap claim too
+    assert all(c.holds for c in claims(good)) and len(claims(good)) == 6
     chance = good["chance"]
     arms = [
         Arms(

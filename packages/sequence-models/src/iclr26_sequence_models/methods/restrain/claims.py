@@ -9,7 +9,7 @@ from typing import Any
 from iclr26_shared.spec import Claim
 from iclr26_shared.tables import markdown_table
 
-__all__ = ["CONTROL_MARGIN", "STABILITY_MARGIN", "WIN_MARGIN", "claims", "report"]
+__all__ = ["CONTROL_MARGIN", "GAP_SHARE", "STABILITY_MARGIN", "WIN_MARGIN", "claims", "report"]
 
 #: pass@1 the gold-label GRPO control must gain over the base model. Set (before the quick preset was
 #: measured) from the diagnosis runs at the corrected lr, where gold GRPO gained 0.03-0.06 in 150-300 steps
@@ -22,6 +22,10 @@ CONTROL_MARGIN = 0.02
 WIN_MARGIN = 0.03
 #: How much more TTRL must lose from its best curve point than RESTRAIN for "TTRL degrades, RESTRAIN stays".
 STABILITY_MARGIN = 0.02
+#: Share of the gap between the base model and gold-label GRPO that RESTRAIN must close on held-out prompts
+#: (held-out protocol). The paper's RESTRAIN reaches 51.0 against gold GRPO's 51.4 (main table), i.e. nearly
+#: all of the gap; half of it is the weaker claim a tiny model at CPU scale is held to.
+GAP_SHARE = 0.5
 
 
 def _pass1(results: Mapping[str, Any], variant: str) -> float | None:
@@ -103,6 +107,26 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 margin=CONTROL_MARGIN,
                 chance=chance,
                 paper="gold-label GRPO is the upper bound: 51.4 avg (main table)",
+            )
+        )
+    if p["restrain"] is not None and p["gold"] is not None and results["settings"].get("prompt_source") == "train":
+        # closes >= GAP_SHARE of the gap  <=>  restrain >= base + GAP_SHARE (gold - base); without a measured gap
+        # (gold GRPO not ahead of the base by the control margin) the target sits at the base, the claim's
+        # trivial level, and the verdict is inconclusive
+        gap = p["gold"] - base
+        target = base + GAP_SHARE * gap if gap >= CONTROL_MARGIN else base
+        out.append(
+            Claim(
+                claim=f"held-out protocol (RL on the unlabelled train split, pass@1 on held-out test prompts): "
+                f"RESTRAIN closes >= {GAP_SHARE:.0%} of the gap between the base model and gold-label GRPO "
+                f"(by >= {WIN_MARGIN}) ({task})",
+                metric=f"test pass@1 (baseline: base + {GAP_SHARE} x (gold GRPO - base))",
+                ours=p["restrain"],
+                baseline=target,
+                better="higher",
+                margin=WIN_MARGIN,
+                chance=base,
+                paper="RESTRAIN 51.0 vs gold-label GRPO 51.4 avg pass@1, Qwen3-4B-Base on DAPO-14k (main table)",
             )
         )
     return out
