@@ -201,6 +201,28 @@ def test_sv_variants_share_one_embedding_pass_of_distinct_strings(monkeypatch: p
     assert sv_s >= embed_s and whole_s >= embed_s
 
 
+def test_self_scorers_score_each_distinct_candidate_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``em`` / ``sj`` score a prompt's distinct strings once; copies take their string's score, so the pair is
+    the one scoring every sample would give (best and worst valid strings)."""
+    from iclr26_sequence_models.methods.semantic_voting import train
+
+    seen: list[list[str]] = []
+
+    def fake_scores(model: Any, codec: Any, prompt: str, cands: list[str]) -> list[float]:
+        seen.append(list(cands))
+        return [float(len(c)) for c in cands]
+
+    monkeypatch.setattr(train, "confidence_scores", fake_scores)
+    monkeypatch.setattr(train, "judge_scores", fake_scores)
+    cands = [["bb", "a", "bb", "ccc", "a"], ["x", "x", "x", "x", "x"]]
+    cfg = SemanticVotingConfig(samples=5, filter_length=2, min_cluster_size=2)
+    for variant in ("em", "sj"):
+        seen.clear()
+        pairs, _ = train.build_pairs(variant, None, None, ["p>", "q>"], cands, cfg, {})  # type: ignore[arg-type]
+        assert seen == [["bb", "a", "ccc"], ["x"]]
+        assert pairs == [("p>", "ccc", "a")]  # one distinct string (q>): no pair
+
+
 def test_chrf_and_number_words() -> None:
     assert chrf("three hundred", "three hundred") == pytest.approx(1.0)
     assert chrf("xyz", "abc") == 0.0

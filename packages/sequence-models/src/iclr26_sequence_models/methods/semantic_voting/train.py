@@ -180,6 +180,7 @@ def build_pairs(
 
     ``sv_cache`` holds what several scorers share, computed once per run: the candidates' embeddings (``sv``,
     ``flipped``, ``sv_whole``; each one's seconds include them) and the gold pairs (``gold`` and ``random``).
+    Every scorer scores each distinct candidate string of a prompt once.
 
     ``gold`` and ``random`` are the controlled check of the DPO step, not label-free methods: ``gold`` takes the
     candidate with the highest chrF against the prompt's references (``refs``: every correct answer; the best
@@ -236,7 +237,9 @@ def build_pairs(
         return pairs, time.perf_counter() - t0
     score_fn = judge_scores if variant == "sj" else confidence_scores
     for prompt, cs in zip(prompts, cands, strict=True):
-        pair = _extreme_pair(prompt, cs, score_fn(base, codec, prompt, cs))
+        distinct = list(dict.fromkeys(cs))  # a string's score does not depend on how often it was sampled
+        score_of = dict(zip(distinct, score_fn(base, codec, prompt, distinct), strict=True))
+        pair = _extreme_pair(prompt, cs, [score_of[c] for c in cs])
         if pair is not None:
             pairs.append(pair)
     return pairs, time.perf_counter() - t0
