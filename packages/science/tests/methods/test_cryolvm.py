@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import re
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from iclr26_science import cli
-from iclr26_science.methods.cryolvm.claims import claims, report
+from iclr26_science.methods.cryolvm.claims import amplitude_split_noise, claims, report
 from iclr26_science.methods.cryolvm.config import PRESETS
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.testing import Arms, assert_models_roundtrip, assert_no_claim_holds, run_cli, smoke_run
@@ -125,6 +126,29 @@ def test_spectrum_claim_sees_a_blurrier_map_and_skips_old_results() -> None:
     for v in res["summary"].values():
         del v["amp_dev"]
     assert not any(c.metric.startswith("mean amplitude deviation") for c in claims(res))
+
+
+def test_spectrum_margin_is_the_held_out_split_noise_when_it_exceeds_the_minimum() -> None:
+    import numpy as np
+
+    res = _results(0.9, 0.8, 0.8, (4.0, 5.0), (0.7, 0.6))  # global sharpening (amp_dev 0.2) is the best baseline
+    ours, base = [0.02, 0.30, 0.05, 0.11], [0.20, 0.21, 0.19, 0.20]
+    res["test"] = {
+        f"s{k}": {"cryolvm": _metrics(0.9, 4.0, a), "global-sharpen": _metrics(0.8, 5.0, b)}
+        for k, (a, b) in enumerate(zip(ours, base, strict=True))
+    }
+    d = np.subtract(ours, base)
+    se = float(np.std(d, ddof=1) / np.sqrt(len(d)))
+    assert amplitude_split_noise(res, "global-sharpen") == pytest.approx(se, rel=1e-12)
+    assert se > 0.02
+    res["summary"]["cryolvm"]["amp_dev"] = 0.2 - 0.9 * se  # beats the baseline by more than 0.02, less than SE
+    amp = [c for c in claims(res) if c.metric.startswith("mean amplitude deviation")]
+    assert len(amp) == 1 and amp[0].margin == pytest.approx(se) and amp[0].verdict == "fails"
+    res["summary"]["cryolvm"]["amp_dev"] = 0.2 - 1.1 * se
+    assert [c.verdict for c in claims(res) if c.metric.startswith("mean amplitude deviation")] == ["holds"]
+    res["test"] = {"s0": res["test"]["s0"]}  # one structure: no noise estimate, the configured minimum
+    assert math.isnan(amplitude_split_noise(res, "global-sharpen"))
+    assert [c.margin for c in claims(res) if c.metric.startswith("mean amplitude deviation")] == [0.02]
 
 
 def test_report_has_the_tables() -> None:

@@ -126,8 +126,10 @@ class CryoLVMConfig:
     control_margin: UnitFloat = 0.05
     """CC_mask gain over the input the controlled check (training structures) needs."""
     amplitude_margin: PosFloat = 0.02
-    """Amplitude-deviation gain (RMS natural-log amplitude, offset removed) over the best baseline that the
-    spectrum claim needs: 2 % per shell. Not yet sized from seed noise (no run since the metric was added)."""
+    """Smallest amplitude-deviation gain (RMS natural-log amplitude, offset removed: 2 % per shell) over the
+    best baseline that the spectrum claim counts; the claim's margin is the larger of this and the measured
+    held-out split noise of the paired gain (standard error over the held-out structures,
+    ``claims.amplitude_split_noise``). Seed noise is not in it (no multi-seed run since the metric was added)."""
     amplitude_low: PosFloat = 10.0
     """Lowest resolution (Å) of the shells the amplitude metrics compare (up to `resolution`; 10 Å as the
     Guinier fit of the sharpening baseline)."""
