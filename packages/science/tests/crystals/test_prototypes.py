@@ -65,6 +65,44 @@ def test_relaxation_under_symmetry_lowers_the_energy_and_forgets_the_start() -> 
     assert max(energies) - min(energies) < 1e-4
 
 
+@pytest.mark.parametrize("volume", [11.0, 15.0])
+def test_unit_and_frechet_cell_filters_reach_the_same_minimum(volume: float) -> None:
+    """Both filters stop at the stationary point of the symmetry-constrained EMT energy: the Cu3Au (L1_2,
+    cell-only DOF) energy agrees to well below the fmax scale, and with the 1-D volume minimum of
+    :func:`relax_volume` (an independent optimiser: bounded Brent on the isotropic scale)."""
+    from pymatgen.io.ase import AseAtomsAdaptor
+
+    from iclr26_science.crystals.dataset import relax_volume
+    from iclr26_science.crystals.structures import structure_to_input
+
+    atoms = build_prototype(PROTOTYPES["L12-Cu3Au"], ("Cu", "Au"), volume)
+    _, e_unit, ok_unit = relax_under_symmetry(atoms, cell_filter="unit")
+    _, e_frechet, ok_frechet = relax_under_symmetry(atoms, cell_filter="frechet")
+    assert ok_unit and ok_frechet
+    assert abs(e_unit - e_frechet) < 1e-5
+    _, e_scan = relax_volume(structure_to_input(AseAtomsAdaptor.get_structure(atoms)), xatol=1e-5)
+    assert abs(e_unit - e_scan) < 1e-5
+    with pytest.raises(ValueError, match="cell_filter"):
+        relax_under_symmetry(atoms, cell_filter="exp")  # pyright: ignore[reportArgumentType]
+
+
+def test_cell_filter_is_in_the_cache_key_and_frechet_keeps_the_old_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
+    from iclr26_shared.config import stable_hash
+
+    args = (("B2-CsCl",), 1)
+    family_crystals(*args, elements=("Cu", "Au"), cell_filter="frechet")
+    family_crystals(*args, elements=("Cu", "Au"), cell_filter="unit")
+    names = sorted(p.name for p in tmp_path.rglob("prototypes-*.npz"))
+    from iclr26_science.crystals.dataset import DATA_VERSION
+
+    old = dict(families=["B2-CsCl"], per_family=1, seed=0, elements=["Cu", "Au"], relax=True, fmax=0.01,
+               max_atoms=48, max_energy=3.0, version=DATA_VERSION, generator="prototypes-v1")  # fmt: skip
+    assert len(names) == 2 and f"prototypes-{stable_hash(old)}.npz" in names
+
+
 def test_family_data_are_cached_on_disk_with_their_families(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ICLR26_DATA", str(tmp_path))
     first = family_crystals(("B2-CsCl", "L10-CuAu"), 2, elements=("Cu", "Au"))

@@ -35,6 +35,7 @@ import torch
 
 from iclr26_science.crystals.e3nn_baseline import GraphBatch, periodic_radius_graph
 from iclr26_science.crystals.model import CrystalBatch
+from iclr26_science.crystals.prototypes import CellFilter
 from iclr26_science.crystals.structures import CrystalInput, structure_to_input
 from iclr26_shared.errors import DataError
 
@@ -364,11 +365,13 @@ def family_crystals(
     fmax: float = 0.01,
     max_atoms: int = 48,
     max_energy: float = 3.0,
+    cell_filter: CellFilter = "unit",
     cache: bool = True,
 ) -> CrystalDataset:
     """Real structure families of the EMT metals (:func:`~iclr26_science.crystals.prototypes.prototype_crystals`:
     rocksalt, CsCl, zincblende, fluorite, perovskite, Heusler, Laves, A15, NiAs, AlB2, CaCu5, L1_0, ...),
-    relaxed under their symmetry with EMT (``relax``) and labelled with the detected group and the EMT
+    relaxed under their symmetry with EMT (``relax``, with the ``cell_filter`` of
+    :func:`~iclr26_science.crystals.prototypes.relax_under_symmetry`) and labelled with the detected group and the EMT
     energy per atom of the standardised cell; ``families`` records each crystal's family. Cached on disk
     (``<cache>/crystals/data/prototypes-<hash>.npz``) keyed by every parameter."""
     from iclr26_science.crystals.prototypes import PROTOTYPES, prototype_crystals
@@ -377,6 +380,8 @@ def family_crystals(
         families=list(families), per_family=per_family, seed=seed, elements=list(elements), relax=relax,
         fmax=fmax, max_atoms=max_atoms, max_energy=max_energy, version=DATA_VERSION, generator="prototypes-v1",
     )  # fmt: skip
+    if cell_filter != "frechet":  # the data before the choice existed keep their cache key
+        params["cell_filter"] = cell_filter
     bad = [e for e in elements if e not in EMT_ELEMENTS]
     if bad:
         raise DataError(f"elements {bad} have no EMT parameters (choose from {', '.join(EMT_ELEMENTS)})")
@@ -393,7 +398,7 @@ def family_crystals(
             pass  # regenerate a corrupt cache entry
     crystals, energies, names = prototype_crystals(
         families, per_family, seed=seed, elements=elements, relax=relax, fmax=fmax, max_energy=max_energy,
-        max_atoms=max_atoms,
+        max_atoms=max_atoms, cell_filter=cell_filter,
     )  # fmt: skip
     intended = np.array([PROTOTYPES[n].group for n in names], dtype=np.int64)
     data = CrystalDataset(crystals, energies, intended, "prototypes", np.array(names, dtype=str))

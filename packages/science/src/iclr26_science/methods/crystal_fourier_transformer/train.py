@@ -270,7 +270,7 @@ def _load_data(cfg: CrystalFourierTransformerConfig) -> CrystalDataset:
     if cfg.generator == "prototypes":
         return family_crystals(
             cfg.families, cfg.per_family, seed=cfg.data_seed, elements=cfg.elements, relax=cfg.label == "emt-relaxed",
-            fmax=cfg.relax_fmax, max_atoms=cfg.max_atoms, max_energy=cfg.max_energy,
+            fmax=cfg.relax_fmax, max_atoms=cfg.max_atoms, max_energy=cfg.max_energy, cell_filter=cfg.relax_cell_filter,
         )  # fmt: skip
     gen = generate_crystals if cfg.generator == "pyxtal" else orbit_crystals
     return gen(cfg.groups, cfg.per_group, seed=cfg.data_seed, elements=cfg.elements, max_atoms=cfg.max_atoms,
