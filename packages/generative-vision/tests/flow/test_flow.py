@@ -138,7 +138,23 @@ def test_sharing_skips_the_encoder_and_changes_the_samples() -> None:
     assert s_info["encoder_passes"] == 2 and s_info["decoder_passes"] == 6  # refreshed at steps 0 and 3
     assert s_info["block_evals"] == 2 * 2 + 6 * 1 < p_info["block_evals"] == 6 * 3
     assert not torch.allclose(plain, shared)
+    again, _ = euler_sample(model, noise, labels, num_steps=6, refresh_rate=1)
+    assert torch.equal(again, plain)  # dupa's sharing row k = 1 reuses the final evaluation's run
     big, _ = euler_sample(model, noise, labels, num_steps=6, refresh_rate=100)  # encoder once
     assert torch.isfinite(big).all()
     with pytest.raises(ValueError, match="refresh_rate"):
         euler_sample(model, noise, labels, num_steps=6, refresh_rate=0)
+
+
+@pytest.mark.parametrize(("scale", "refresh"), [(1.0, 1), (2.0, 2)])
+def test_row_chunked_euler_sampling_gives_the_same_samples(scale: float, refresh: int) -> None:
+    """``max_batch`` (dupa's ``sample_batch``) splits the forwards and the cached conditions into row chunks:
+    the same samples bit for bit, with CFG and encoder sharing."""
+    model = _model()
+    noise, labels = torch.randn(50, 1, 8, 8, generator=torch.Generator().manual_seed(3)), torch.arange(50) % 10
+    whole, info = euler_sample(model, noise, labels, num_steps=6, guidance_scale=scale, refresh_rate=refresh)
+    for max_batch in (20, 32, 50):  # chunks of 16+ images (a few images per chunk can differ in the last bit)
+        chunked, c_info = euler_sample(
+            model, noise, labels, num_steps=6, guidance_scale=scale, refresh_rate=refresh, max_batch=max_batch
+        )
+        assert torch.equal(chunked, whole) and c_info["block_evals"] == info["block_evals"]

@@ -49,6 +49,8 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert [r["step"] for r in results["curves"]["dupa"]] == [10, 20]
     sharing = {r["refresh_rate"]: r for r in results["sharing"]}
     assert sharing[2]["block_evals_per_sample"] < sharing[1]["block_evals_per_sample"]
+    assert sharing[1]["fd"] == results["final"]["dupa"]["fd"] and sharing[1]["time_ratio"] == 1.0
+    assert sharing[2]["fd"] != sharing[1]["fd"]
     assert "same_projected" in results["alignment"]["dupa"] and "same_projected" not in results["alignment"]["ddt"]
     assert (run_dir / "figures" / "fd_curve.png").is_file() and (run_dir / "figures" / "samples_dupa.png").is_file()
     assert "Encoder sharing" in (run_dir / "report.md").read_text()

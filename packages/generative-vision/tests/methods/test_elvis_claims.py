@@ -58,6 +58,10 @@ def test_transformer_must_beat_the_global_shortlist_and_the_paper_score_is_judge
     res = _results(rrt=0.45)  # a transformer worse than no re-ranking (global 0.5)
     first = claims(res)[0]
     assert "transformer" in first.claim and first.verdict == "inconclusive" and first.chance == 0.5
+    tie = claims(_results(rrt=0.5))[0]  # a transformer exactly at the shortlist: still no win to count
+    assert tie.verdict == "inconclusive" and tie.baseline == tie.chance == 0.5
+    better = claims(_results(rrt=0.6))[0]  # a transformer that beats the shortlist: the claim is judged
+    assert better.verdict == "holds" and better.baseline == 0.6
     res = _results(no_dustbin=0.5)
     res["summary"]["elvis-sigmoid-s"] = {"id": 0.45, "ood": 0.45, "avg": 0.45}  # σ(τ·s), below the shortlist
     res["pair_auc"]["natural"]["elvis-sigmoid-s"] = 0.9

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
+from iclr26_generative_vision.guidance.sampler import rowwise_forward
 from iclr26_generative_vision.nn.ddt import DDT
 
 if TYPE_CHECKING:
@@ -55,10 +56,12 @@ def euler_sample(
     guidance_scale: float = 1.0,
     cfg_interval: tuple[float, float] = (0.0, 0.7),
     refresh_rate: int = 1,
+    max_batch: int | None = None,
 ) -> tuple[torch.Tensor, dict[str, Any]]:
     """Integrate from ``noise`` ``[B, C, S, S]`` (t = 1) with ``labels`` ``[B]``; returns ``(x_0, info)``
     where ``info`` holds ``seconds``, ``encoder_passes`` and ``decoder_passes`` (per sample, counting the
-    unconditional branch) and the relative block cost ``block_evals`` (blocks run per sample)."""
+    unconditional branch) and the relative block cost ``block_evals`` (blocks run per sample).
+    ``max_batch``: rows per model forward (None: all at once; the same samples, see ``rowwise_forward``)."""
     if refresh_rate < 1:
         raise ValueError(f"refresh_rate must be >= 1, got {refresh_rate}")
     sched = flow_scheduler(num_steps, noise.device)
@@ -79,7 +82,7 @@ def euler_sample(
         for name in branches:
             y = labels if name == "c" else null
             cached = None if refresh else cache[name]
-            res = model(x, t, y, condition=cached)
+            res = rowwise_forward(model, max_batch, x, t, y, condition=cached)
             if cached is None:
                 cache[name] = res.condition
                 enc += 1

@@ -90,6 +90,7 @@ class _Evaluator:
             guidance_scale=self.cfg.guidance_scale if guidance_scale is None else guidance_scale,
             cfg_interval=self.cfg.cfg_interval,
             refresh_rate=refresh_rate,
+            max_batch=self.cfg.sample_batch or None,
         )
         xs = xs.clamp(-1, 1)
         feats = features(self.classifier, xs).cpu().numpy()
@@ -366,7 +367,10 @@ def run(cfg: DUPAConfig, run_dir: RunDir) -> dict[str, Any]:
     # claim 3: encoder sharing on DUPA's model
     sharing: list[dict[str, Any]] = []
     for k in sorted(cfg.refresh_rates):
-        row, _ = evaluate(emas["dupa"], cfg.samples_per_class, refresh_rate=k)
+        if k == 1:  # no sharing: the final evaluation's own run (same model, noise and sampler; bit for bit)
+            row = {key: val for key, val in final["dupa"].items() if key != "cfg"}
+        else:
+            row, _ = evaluate(emas["dupa"], cfg.samples_per_class, refresh_rate=k)
         sharing.append({"refresh_rate": k, **row})
     for row in sharing:
         row["time_ratio"] = row["seconds"] / sharing[0]["seconds"]

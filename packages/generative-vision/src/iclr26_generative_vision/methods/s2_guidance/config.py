@@ -78,6 +78,9 @@ class S2GuidanceConfig:
     """Learning rate of the MLP training."""
     gmm_samples: Annotated[int, at.Ge(2)] = 1000
     """Samples per class for the toy metrics."""
+    gmm_sample_batch: NonNegInt = 0
+    """Rows per MLP forward while sampling the toys (0: all at once); the same samples bit for bit (tested);
+    2,000-row chunks of the quick preset's 4,000 rows measured no faster, so off by default."""
 
     dataset: Literal["digits", "mnist-5k", "fashion-mnist"] = "digits"
     """Real image set (digits and mnist-5k ship offline; fashion-mnist needs the Debian package or $ICLR26_DATA)."""
@@ -103,6 +106,9 @@ class S2GuidanceConfig:
     """EMA decay of the DiT weights used for sampling."""
     samples_per_class: PosInt = 50
     """Generated images per class for the FID-style score and class accuracy."""
+    sample_batch: NonNegInt = 128
+    """Rows per DiT forward while sampling (0: all at once), in balanced chunks: the same samples bit for
+    bit at 16+ images per chunk (rows are independent; tested), ~1.4x faster on CPU than 500 rows at once."""
     classifier_epochs: PosInt = 15
     """Epochs of the evaluation classifier."""
     checkpoint_every: PosInt = 1000

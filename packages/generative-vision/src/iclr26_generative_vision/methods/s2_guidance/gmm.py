@@ -25,6 +25,7 @@ from iclr26_generative_vision.methods.s2_guidance.sampling import (
     correction_alignment,
     guider_settings,
     run_guider,
+    sweep_reuse,
     sweep_settings,
 )
 from iclr26_generative_vision.metrics.distances import gaussian_mode_stats, wasserstein_empirical
@@ -123,22 +124,56 @@ def run_gmm(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict[st
         run.save_model(
             f"mlp-{tag}", model.eval(), extra={"input": f"x_t [B, {dim}], timestep [B] in 0..T-1, labels [B]"}
         )
+        sampled: dict[str, tuple[torch.Tensor, dict[str, Any]]] = {}
         for name in cfg.guiders:
-            xs, info = run_guider(name, model, cfg.gmm_depth, settings, cfg, noise.float(), labels, model.null_label)
+            xs, info = run_guider(
+                name,
+                model,
+                cfg.gmm_depth,
+                settings,
+                cfg,
+                noise.float(),
+                labels,
+                model.null_label,
+                max_batch=cfg.gmm_sample_batch,
+            )
+            sampled[name] = xs, info
             out["mlp"][name] = {**evaluate_samples(xs, labels, gmm, eval_gen), **info}
             figure_data[tag][f"mlp {name}"] = xs.cpu()
             run.log(0, **{f"gmm_{tag}_{name}_w2": out["mlp"][name]["w2"]})
         out["w2_unconditional"] = _class_blind_w2(gmm, n, run.seed * 1000 + 29 + dim)
         out["s2_sweep"] = []
         for omega, sweep in sweep_settings(cfg, settings):  # one truth set for every ω: ω = 0 equals CFG
-            xs, info = run_guider("s2", model, cfg.gmm_depth, sweep, cfg, noise.float(), labels, model.null_label)
+            reuse = sweep_reuse(omega, cfg, sampled)  # ω = 0 is CFG's run, ω = s2_scale the s2 run
+            if reuse is None:
+                xs, info = run_guider(
+                    "s2",
+                    model,
+                    cfg.gmm_depth,
+                    sweep,
+                    cfg,
+                    noise.float(),
+                    labels,
+                    model.null_label,
+                    max_batch=cfg.gmm_sample_batch,
+                )
+            else:
+                xs, info = sampled[reuse]
             sweep_gen = torch.Generator().manual_seed(run.seed * 1000 + 41 + dim)
             out["s2_sweep"].append({"s2_scale": omega, **evaluate_samples(xs, labels, gmm, sweep_gen), **info})
         align_gen = torch.Generator().manual_seed(run.seed * 1000 + 37 + dim)
         align_labels = torch.arange(k).repeat_interleave(min(n, 256))
         x0 = gmm.sample_class(align_labels, align_gen).float().to(device)
         out["mlp_alignment"] = correction_alignment(
-            model, cfg.gmm_depth, settings, cfg, x0, align_labels.to(device), model.null_label, run.seed
+            model,
+            cfg.gmm_depth,
+            settings,
+            cfg,
+            x0,
+            align_labels.to(device),
+            model.null_label,
+            run.seed,
+            max_batch=cfg.gmm_sample_batch,
         )
         results[tag] = out
     return results, figure_data

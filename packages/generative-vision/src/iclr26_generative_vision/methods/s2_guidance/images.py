@@ -22,6 +22,7 @@ from iclr26_generative_vision.methods.s2_guidance.sampling import (
     correction_alignment,
     guider_settings,
     run_guider,
+    sweep_reuse,
     sweep_settings,
 )
 from iclr26_generative_vision.metrics.classifier import accuracy, features, train_classifier
@@ -167,7 +168,17 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
     grids: dict[str, torch.Tensor] = {}
     for name in cfg.guiders:
         xs, info = run_guider(
-            name, model, cfg.dit_depth, settings, cfg, noise, labels, model.null_label, clip_sample=True, seed=run.seed
+            name,
+            model,
+            cfg.dit_depth,
+            settings,
+            cfg,
+            noise,
+            labels,
+            model.null_label,
+            clip_sample=True,
+            seed=run.seed,
+            max_batch=cfg.sample_batch,
         )
         xs = xs.clamp(-1, 1)
         feats = features(classifier, xs).cpu().numpy()
@@ -185,11 +196,22 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
         row["time_vs_cfg"] = row["seconds_per_step"] / cfg_sps
     results["s2_sweep"] = []
     for omega, sweep in sweep_settings(cfg, settings):
-        if omega == cfg.s2_scale and "s2" in results["guiders"]:
-            row = results["guiders"]["s2"]
+        reuse = sweep_reuse(omega, cfg, results["guiders"])  # ω = 0 is CFG's run, ω = s2_scale the s2 run
+        if reuse is not None:
+            row = results["guiders"][reuse]
         else:
             xs, info = run_guider(
-                "s2", model, cfg.dit_depth, sweep, cfg, noise, labels, model.null_label, clip_sample=True, seed=run.seed
+                "s2",
+                model,
+                cfg.dit_depth,
+                sweep,
+                cfg,
+                noise,
+                labels,
+                model.null_label,
+                clip_sample=True,
+                seed=run.seed,
+                max_batch=cfg.sample_batch,
             )
             xs = xs.clamp(-1, 1)
             row = {
@@ -210,5 +232,6 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
         data.y_train[pick].to(device),
         model.null_label,
         run.seed,
+        max_batch=cfg.sample_batch,
     )
     return results, grids

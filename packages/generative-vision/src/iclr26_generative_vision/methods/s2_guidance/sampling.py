@@ -5,18 +5,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, cast
 
 import torch
 
 from iclr26_generative_vision.guidance.factory import GuiderSettings, make_guider
 from iclr26_generative_vision.guidance.s2 import S2Guidance
-from iclr26_generative_vision.guidance.sampler import count_forward_passes, guided_sample
+from iclr26_generative_vision.guidance.sampler import count_forward_passes, guided_sample, rowwise_forward
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
 from iclr26_generative_vision.methods.s2_guidance.model import make_sampling_scheduler, make_training_scheduler
 
-__all__ = ["correction_alignment", "guider_settings", "run_guider", "sweep_settings"]
+__all__ = ["correction_alignment", "guider_settings", "run_guider", "sweep_reuse", "sweep_settings"]
 
 
 def guider_settings(cfg: S2GuidanceConfig, guidance_scale: float, seed: int) -> GuiderSettings:
@@ -47,8 +47,10 @@ def run_guider(
     *,
     clip_sample: bool = False,
     seed: int = 0,
+    max_batch: int = 0,
 ) -> tuple[torch.Tensor, dict[str, Any]]:
-    """Sample with guider ``name``; returns ``(samples, {seconds, seconds_per_step, nfe_per_sample, masks})``."""
+    """Sample with guider ``name``; returns ``(samples, {seconds, seconds_per_step, nfe_per_sample, masks})``.
+    ``max_batch`` > 0: rows per denoiser forward (the same samples, see ``rowwise_forward``)."""
     guider = make_guider(name, settings, num_blocks)
     nfe = count_forward_passes(guider, cfg.num_inference_steps)
     if isinstance(guider, S2Guidance):
@@ -57,7 +59,16 @@ def run_guider(
     conditions = {"class_labels": (labels, torch.full_like(labels, null_label))}
     gen = torch.Generator(device=noise.device).manual_seed(seed) if cfg.scheduler == "ddpm" else None
     t0 = time.perf_counter()
-    out = guided_sample(denoiser, scheduler, guider, noise, conditions, cfg.num_inference_steps, generator=gen)
+    out = guided_sample(
+        denoiser,
+        scheduler,
+        guider,
+        noise,
+        conditions,
+        cfg.num_inference_steps,
+        generator=gen,
+        max_batch=max_batch or None,
+    )
     seconds = time.perf_counter() - t0
     info: dict[str, Any] = {
         "seconds": seconds,
@@ -76,6 +87,21 @@ def sweep_settings(cfg: S2GuidanceConfig, settings: GuiderSettings) -> Iterator[
         yield float(omega), dataclasses.replace(settings, s2_scale=float(omega))
 
 
+def sweep_reuse(omega: float, cfg: S2GuidanceConfig, sampled: Collection[str]) -> str | None:
+    """The guider among ``sampled`` (guiders already run on the same noise) whose samples an ω-sweep point
+    equals, or ``None`` when the point needs its own sampling run.
+
+    ω = 0 switches S² off at every step (Eq. 4 without its last term), so S² draws exactly CFG's samples
+    (``D_u + λ(D_c − D_u)``, the same passes in the same order; bit for bit, tested); ω = ``cfg.s2_scale``
+    is the ``s2`` run itself (the same masks: both reseed the mask stream with the same seed).
+    """
+    if omega == 0.0 and "cfg" in sampled:
+        return "cfg"
+    if omega == cfg.s2_scale and "s2" in sampled:
+        return "s2"
+    return None
+
+
 @torch.no_grad()
 def correction_alignment(
     denoiser: torch.nn.Module,
@@ -86,6 +112,7 @@ def correction_alignment(
     labels: torch.Tensor,
     null_label: int,
     seed: int,
+    max_batch: int = 0,
 ) -> dict[str, Any]:
     """Where S²'s correction points, measured on noised real samples (the cause of ω's sign of effect).
 
@@ -117,7 +144,9 @@ def correction_alignment(
         for state in guider.prepare_inputs({"class_labels": (labels, uncond)}):
             guider.prepare_models(denoiser)
             try:
-                preds.append(denoiser(x_t, timestep, class_labels=state.class_labels))
+                preds.append(
+                    rowwise_forward(denoiser, max_batch or None, x_t, timestep, class_labels=state.class_labels)
+                )
             finally:
                 guider.cleanup_models(denoiser)
         d_c, d_u, d_skip = (p.flatten(1).double() for p in preds[:3])
