@@ -10,9 +10,7 @@ chunkwise-parallel: with ``b_i = Σ_{s≤i} g_s`` the cumulative gate inside a c
     o_i = scale · [ (q_i ⊙ e^{b_i})ᵀ S_0  +  Σ_{j≤i} (Σ_d q_{id} k_{jd} e^{b_{id} − b_{jd}}) v_j ],
     S_C = diag(e^{b_C}) S_0 + Σ_j (k_j ⊙ e^{b_C − b_j}) v_jᵀ.
 
-Every exponent above is ≤ 0, so nothing overflows. The intra-chunk term is one factorised block per chunk,
-``(q_i ⊙ e^{b_i − b_0})ᵀ (k_j ⊙ e^{b_0 − b_j})``, while no chunk decays by more than ``_SAFE_SPAN`` (so no
-factor leaves the normal range); otherwise it is evaluated per sub-chunk
+Every exponent above is ≤ 0, so nothing overflows. The intra-chunk term is evaluated per sub-chunk
 (size c): on diagonal sub-blocks with the exact ``[c, c, K]`` decay tensor, off the diagonal through
 the reference point ``r`` = the cumulative gate at the end of the previous sub-chunk, splitting
 ``e^{b_i − b_j} = e^{b_i − r} · e^{r − b_j}`` with both factors ≤ 1 (fla's secondary chunking). Diagonal
@@ -157,12 +155,7 @@ def chunk_gla(
         entering.append(state)
         state = state * decays[:, :, i] + increments[:, :, i]
     o = (q * bcum.exp()) @ torch.stack(entering, dim=2)  # [B, H, N, C, V]
-    # intra-chunk: while no chunk decays by more than the safe span, each chunk is one factorised block (one
-    # [C, K] @ [K, C] matmul per chunk); otherwise sub-chunks of size c
-    if (bcum[..., 0, :] - b_last).max().item() < _SAFE_SPAN[dt]:
-        o = o + _diag_blocks(q, k, bcum) @ v
-        o = o.movedim(1, 3).reshape(b, n * chunk, h, dv)[:, :t]
-        return o.to(out_dtype), state
+    # intra-chunk
     n_sub = chunk // c
 
     def sub(x: torch.Tensor) -> torch.Tensor:
