@@ -11,7 +11,7 @@ import torch
 from iclr26_shared.bench import bench_main, compare, measure
 from iclr26_shared.device import resolve_device
 from iclr26_shared.errors import ConfigError
-from iclr26_shared.plotting import plot_bars, plot_curves, plot_images
+from iclr26_shared.plotting import image_grid, plot_bars, plot_curves, plot_images
 from iclr26_shared.progress import ProgressBar
 from iclr26_shared.seeding import get_rng_state, seed_everything, set_rng_state
 from iclr26_shared.testing import assert_close
@@ -67,6 +67,34 @@ def test_plots_are_pngs(tmp_path: Path) -> None:
         plot_curves(tmp_path / "e.png", {})
     with pytest.raises(ValueError, match="shape"):
         plot_images(tmp_path / "e.png", np.zeros((8, 8)))
+
+
+def test_image_grid_tiles_row_major_with_white_gaps(tmp_path: Path) -> None:
+    imgs = np.arange(5 * 2 * 3, dtype=float).reshape(5, 2, 3) / 100  # 5 images of 2x3, distinct values
+    grid = image_grid(imgs, 2)
+    assert grid.shape == (3 * 3 - 1, 2 * 4 - 1)
+    assert np.array_equal(grid[0:2, 0:3], imgs[0]) and np.array_equal(grid[0:2, 4:7], imgs[1])
+    assert np.array_equal(grid[3:5, 4:7], imgs[3]) and np.array_equal(grid[6:8, 0:3], imgs[4])
+    assert (grid[2, :] == 1.0).all() and (grid[:, 3] == 1.0).all() and (grid[6:8, 4:7] == 1.0).all()
+    rgb = image_grid(np.zeros((3, 4, 4, 3), dtype=np.uint8), 3, pad=2)
+    assert rgb.shape == (4, 16, 3) and rgb.dtype == np.uint8 and (rgb[:, 4:6] == 255).all()
+    png = plot_images(tmp_path / "g.png", np.random.default_rng(0).random((40, 8, 8)), ncols=8, title="t")
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_machine_line_says_when_wall_times_were_loaded() -> None:
+    from iclr26_shared.runner import machine_line
+
+    idle = {"cpus": 2, "wall_s": 10.0, "own_cpu_s": 19.5, "foreign_cpu_fraction": 0.01, "loaded": False}
+    assert (
+        machine_line(idle)
+        == "Machine: 2 CPUs; the run took 10.0 s wall, 19.5 CPU-s; other processes used 1% of the CPUs."
+    )
+    busy = {**idle, "foreign_cpu_fraction": 0.48, "loaded": True}
+    assert machine_line(busy).endswith(
+        "used 48% of the CPUs (its wall times were measured under load: reported, not judged)."
+    )
+    assert machine_line(None) == "" and machine_line({"cpus": 2}) == ""
 
 
 def test_bench_measures_ratios_in_one_process(tmp_path: Path, monkeypatch) -> None:

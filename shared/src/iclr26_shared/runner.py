@@ -83,6 +83,23 @@ def claims_table(claims: Sequence[Claim], *, method: str | None = None) -> str:
     return markdown_table(head, rows)
 
 
+def machine_line(machine: Any) -> str:
+    """One line on the CPUs a run had (``results["machine"]``, from :func:`~iclr26_shared.bench.cpu_share`):
+    its wall and CPU seconds and, when other processes used more than
+    :data:`~iclr26_shared.bench.LOADED_FRACTION` of the CPUs, that its wall times were measured under load."""
+    if not isinstance(machine, Mapping) or not isinstance(machine.get("wall_s"), (int, float)):
+        return ""
+    line = f"Machine: {machine.get('cpus', '?')} CPUs; the run took {machine['wall_s']:.1f} s wall"
+    if isinstance(machine.get("own_cpu_s"), (int, float)):
+        line += f", {machine['own_cpu_s']:.1f} CPU-s"
+    foreign = machine.get("foreign_cpu_fraction")
+    if isinstance(foreign, (int, float)):
+        line += f"; other processes used {100 * foreign:.0f}% of the CPUs"
+    if machine.get("loaded"):
+        line += " (its wall times were measured under load: reported, not judged)"
+    return line + "."
+
+
 def method_report(spec: MethodSpec[Any], run: RunDir, results: Mapping[str, Any], claims: Sequence[Claim]) -> str:
     """The report.md of one run: header, config, claims, the method's own body, figures."""
     parts = [
@@ -94,6 +111,9 @@ def method_report(spec: MethodSpec[Any], run: RunDir, results: Mapping[str, Any]
     ]
     if spec.summary:
         parts += [spec.summary, ""]
+    machine = machine_line(results.get("machine"))
+    if machine:
+        parts += [machine, ""]
     parts += ["## Claims", ""]
     parts += [claims_table(claims) if claims else "This method defines no claims yet.", ""]
     if spec.report is not None:
