@@ -91,6 +91,9 @@ def test_missing_experiments_give_no_rows_and_report_renders() -> None:
     text = report(results)
     assert "## Gaussian mixture 1d" in text and "## Images: digits" in text and "Diagnostic (not a claim)" in text
     assert "| s2       | 0.9    | 0.95" in text
+    assert "shared the CPUs" not in text
+    loaded = report({**results, "machine": {"loaded": True, "foreign_cpu_fraction": 0.5}})
+    assert "(paper: +40%, SD3) (measured while other processes shared the CPUs)." in loaded
 
 
 def test_three_seeds_give_directed_verdicts() -> None:

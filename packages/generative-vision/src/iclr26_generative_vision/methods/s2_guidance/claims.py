@@ -136,6 +136,12 @@ def _image_claims(res: Mapping[str, Any]) -> list[Claim]:
     ]
 
 
+def _shared_cpus(results: Mapping[str, Any]) -> bool:
+    """Whether the runner measured other processes on the CPUs during this run (``results["machine"]``)."""
+    machine = results.get("machine")
+    return bool(isinstance(machine, Mapping) and machine.get("loaded"))
+
+
 def diagnostics(results: Mapping[str, Any]) -> dict[str, Any]:
     """What is measured but not judged: S²'s time per step over CFG beside its forward passes per step."""
     im = results.get("images")
@@ -238,7 +244,8 @@ def report(results: Mapping[str, Any]) -> str:
             nfe = diag["nfe_per_sample"]
             lines += [
                 f"Diagnostic (not a claim): S² time per step / CFG's = {_fmt(diag['time_ratio_s2_over_cfg'])} at "
-                f"{nfe['s2']} vs {nfe['cfg']} forward passes per sample (paper: +40%, SD3).",
+                f"{nfe['s2']} vs {nfe['cfg']} forward passes per sample (paper: +40%, SD3)"
+                + (" (measured while other processes shared the CPUs)." if _shared_cpus(results) else "."),
                 "",
             ]
         if im.get("s2_sweep"):
