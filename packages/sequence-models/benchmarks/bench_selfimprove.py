@@ -18,7 +18,6 @@ Headline numbers are to be measured on an idle machine (or a GPU).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import torch
@@ -109,9 +108,9 @@ def run(quick: bool) -> dict[str, Any]:
         "sj_tiny_over_sv": sj_tiny / sv_s,
     }
     if not quick:
-        t0 = time.perf_counter()
-        model, hf = load_smollm2(DEVICE)
-        load_s = time.perf_counter() - t0
+        loaded: list[Any] = []  # a one-shot load, timed by the shared clock
+        load_s = measure(lambda: loaded.append(load_smollm2(DEVICE)), repeats=1, warmup=0)["median_s"]
+        model, hf = loaded[0]
         model.requires_grad_(True)
         chat = ["What is 12 + 7? Reply with the number only.", "What is 30 - 4? Reply with the number only."] * 2
         results["smollm2"] = {"load_s": load_s, **_policy_case(model, hf, chat, n=4, new_tokens=32, repeats=2)}
