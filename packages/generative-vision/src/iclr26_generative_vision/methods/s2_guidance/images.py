@@ -16,6 +16,7 @@ from typing import Any, Protocol, cast
 
 import torch
 
+from iclr26_generative_vision.guidance.factory import GuiderSettings
 from iclr26_generative_vision.methods.s2_guidance.config import S2GuidanceConfig
 from iclr26_generative_vision.methods.s2_guidance.model import build_dit, drop_labels, make_training_scheduler
 from iclr26_generative_vision.methods.s2_guidance.sampling import (
@@ -166,12 +167,14 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
     noise = torch.randn(labels.shape[0], data.channels, data.size, data.size, generator=noise_gen).to(device)
     settings = guider_settings(cfg, cfg.image_guidance_scale, seed=run.seed)
     grids: dict[str, torch.Tensor] = {}
-    for name in cfg.guiders:
-        xs, info = run_guider(
+
+    def sample(name: str, guide: GuiderSettings) -> tuple[torch.Tensor, dict[str, Any]]:
+        """Guider ``name``'s samples from the shared noise and labels (the guiders and the ω sweep)."""
+        return run_guider(
             name,
             model,
             cfg.dit_depth,
-            settings,
+            guide,
             cfg,
             noise,
             labels,
@@ -180,6 +183,9 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
             seed=run.seed,
             max_batch=cfg.sample_batch,
         )
+
+    for name in cfg.guiders:
+        xs, info = sample(name, settings)
         xs = xs.clamp(-1, 1)
         feats = features(classifier, xs).cpu().numpy()
         results["guiders"][name] = {
@@ -200,19 +206,7 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
         if reuse is not None:
             row = results["guiders"][reuse]
         else:
-            xs, info = run_guider(
-                "s2",
-                model,
-                cfg.dit_depth,
-                sweep,
-                cfg,
-                noise,
-                labels,
-                model.null_label,
-                clip_sample=True,
-                seed=run.seed,
-                max_batch=cfg.sample_batch,
-            )
+            xs, info = sample("s2", sweep)
             xs = xs.clamp(-1, 1)
             row = {
                 "fd": frechet_distance(features(classifier, xs).cpu().numpy(), real_feats),
