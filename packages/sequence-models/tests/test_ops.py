@@ -65,6 +65,53 @@ def test_chunk_gla_chunk_sizes_and_strong_decay_agree() -> None:
         assert_close(s, ref_s, rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.parametrize("gate_scale", [1 / 16, 1.0])
+def test_one_block_intra_chunk_equals_the_sub_chunk_path(gate_scale: float) -> None:
+    """The one-block intra-chunk path that issue 35 tried and reverted (``_diag_blocks`` over a whole 64-step
+    chunk, one factorised matmul, used while the chunk's decay span is below ``_SAFE_SPAN``) equals the
+    sub-chunk path ``chunk_gla`` runs (``_intra_chunk`` with c = 16) and the exact fp64 sum
+    ``Σ_j Σ_d q_id k_jd e^{b_id − b_jd} v_j``, outputs and gradients, in fp32 to fp32 rounding: at GLA's gate
+    scale (logsigmoid / 16; span ~4 per chunk) and near the threshold (span ~60 of 80). So the reverted path
+    was no numerical defect; MQAR's different seed-0 result with it was a run's sensitivity to rounding."""
+    from iclr26_sequence_models.ops.gla import _SAFE_SPAN, _diag_blocks, _intra_chunk
+
+    gen = torch.Generator().manual_seed(3)
+    shape = (2, 2, 3, 64)  # [B, H, N chunks, C]
+    q, k = (torch.randn(*shape, 16, generator=gen, dtype=torch.float64) for _ in range(2))
+    v = torch.randn(*shape, 8, generator=gen, dtype=torch.float64)
+    bcum = (F.logsigmoid(torch.randn(*shape, 16, generator=gen, dtype=torch.float64)) * gate_scale).cumsum(-2)
+    w = torch.randn(*shape, 8, generator=gen, dtype=torch.float64)
+
+    def sub(x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(*shape[:3], 4, 16, x.shape[-1])
+
+    paths = {
+        "one block": lambda q, k, v, b: _diag_blocks(q, k, b) @ v,
+        "sub-chunks": lambda q, k, v, b: _intra_chunk(sub(q), sub(k), sub(v), sub(b)).reshape(*shape, 8),
+        "exact": lambda q, k, v, b: torch.einsum(
+            "...id,...jd,...ijd,...jv->...iv",
+            q,
+            k,
+            (b.unsqueeze(-2) - b.unsqueeze(-3)).masked_fill(~torch.ones(64, 64).tril().bool()[..., None], -1e300).exp(),
+            v,
+        ),
+    }
+    got = {}
+    for name, fn in paths.items():
+        dt = torch.float64 if name == "exact" else torch.float32
+        leaves = [x.to(dt).requires_grad_(True) for x in (q, k, v, bcum)]
+        o = fn(*leaves)
+        (o.double() * w).sum().backward()
+        got[name] = [o.detach().double(), *(x.grad.double() for x in leaves)]  # type: ignore[union-attr]
+    span = (bcum[..., 0, :] - bcum[..., -1, :]).max().item()
+    assert span < _SAFE_SPAN[torch.float32] and (span > 50) == (gate_scale == 1.0)
+    for name in ("one block", "sub-chunks"):
+        for label, a, b in zip(
+            ("output", "grad q", "grad k", "grad v", "grad b"), got[name], got["exact"], strict=True
+        ):
+            assert_close(a, b, rtol=1e-4, atol=1e-5 * b.abs().max().item(), msg=f"{name}: {label}")
+
+
 def test_gla_semantics_by_hand() -> None:
     """One step by hand: S_1 = k vᵀ, o_1 = scale · S_1ᵀ q; the scale defaults to K^-1/2."""
     q, k = torch.tensor([[[[1.0, 2.0]]]]), torch.tensor([[[[3.0, -1.0]]]])
