@@ -432,6 +432,23 @@ def test_resample_keeps_the_box_and_interpolates_a_ramp_exactly() -> None:
     inside = (centres >= 5.0) & (centres <= 5.0 + (n - 1) * a)
     assert np.allclose(out.data[3, 4, inside], centres[inside], atol=1e-4)
     assert resample(m, a) is m
+    # a box that a' does not divide (10 × 1 Å → 8 voxels of 1.3 Å): the voxels still sit at (i + ½)·a'
+    ramp = np.broadcast_to(np.arange(10, dtype=np.float32), (10, 10, 10)).copy()
+    odd = resample(DensityMap(ramp, (1.0, 1.0, 1.0), (0.0, 0.0, 0.0)), 1.3)
+    assert odd.data.shape == (8, 8, 8)
+    want = (np.arange(8) + 0.5) * 1.3 - 0.5  # input index (= value) at each output centre
+    inside = want <= 9
+    assert np.allclose(odd.data[2, 5, inside], want[inside], atol=1e-5) and odd.data[2, 5, -1] == 9.0
+    # where the box divides, the same as torch's trilinear resize
+    import torch
+    import torch.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    d = rng.standard_normal((6, 8, 10)).astype(np.float32)
+    ref = F.interpolate(torch.from_numpy(d)[None, None], size=(9, 12, 15), mode="trilinear", align_corners=False)
+    assert np.allclose(
+        resample(DensityMap(d, (1.5, 1.5, 1.5), (0.0, 0.0, 0.0)), 1.0).data, ref[0, 0].numpy(), atol=1e-5
+    )
 
 
 def test_restore_with_an_identity_network_returns_the_resampled_scaled_map(tmp_path: Path) -> None:

@@ -21,7 +21,6 @@ from typing import Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from iclr26_science.cryoem.mrc import DensityMap, read_map, write_map
 from iclr26_science.cryoem.pairs import scale_positive
@@ -32,16 +31,33 @@ from iclr26_shared.errors import DataError
 __all__ = ["resample", "restore"]
 
 
+def _linear_along(x: np.ndarray, axis: int, positions: np.ndarray) -> np.ndarray:
+    """Linear interpolation of ``x`` along ``axis`` at fractional voxel indices ``positions`` (clamped to the
+    first/last voxel outside ``[0, n − 1]``, as ``F.interpolate(align_corners=False)`` does)."""
+    n = x.shape[axis]
+    p = np.clip(positions, 0.0, n - 1)
+    i0 = np.minimum(np.floor(p).astype(np.int64), n - 1)
+    i1 = np.minimum(i0 + 1, n - 1)
+    shape = [1] * x.ndim
+    shape[axis] = len(p)
+    w = (p - i0).reshape(shape)
+    return np.take(x, i0, axis=axis) * (1 - w) + np.take(x, i1, axis=axis) * w
+
+
 def resample(density: DensityMap, apix: float) -> DensityMap:
-    """``density`` on a grid of ``apix`` Å voxels covering the same box (trilinear, cell-centred)."""
+    """``density`` on a grid of ``apix`` Å voxels covering the same box (trilinear, cell-centred): output
+    voxel ``i`` sits at ``origin − a/2 + (i + ½)·apix`` for input voxel size ``a``, i.e. at input index
+    ``(i + ½)·apix/a − ½``, for ``round(n·a/apix)`` voxels per axis (the last one clamped to the box edge when
+    ``n·a`` is not a multiple of ``apix``). Separable linear interpolation along each axis."""
     src = density.apix
     if math.isclose(src, apix, rel_tol=1e-6):
         return density
-    shape = tuple(max(1, round(n * src / apix)) for n in density.data.shape)
-    x = torch.from_numpy(np.ascontiguousarray(density.data, dtype=np.float32))[None, None]
-    y = F.interpolate(x, size=shape, mode="trilinear", align_corners=False)[0, 0].numpy()
+    y = np.asarray(density.data, dtype=np.float64)
+    for axis, n in enumerate(density.data.shape):
+        out_n = max(1, round(n * src / apix))
+        y = _linear_along(y, axis, (np.arange(out_n) + 0.5) * apix / src - 0.5)
     origin = tuple(float(o - src / 2 + apix / 2) for o in density.origin)
-    return DensityMap(y, (apix, apix, apix), origin)  # pyright: ignore[reportArgumentType]
+    return DensityMap(y.astype(np.float32), (apix, apix, apix), origin)  # pyright: ignore[reportArgumentType]
 
 
 @torch.no_grad()

@@ -293,7 +293,6 @@ class ProteinTTT:
         self.lm.eval()
         total = s.steps * s.ags
         for micro in range(total + 1):
-            masked, targets, mask = self.sample_batch(x)
             if micro % s.ags == 0:
                 step = micro // s.ags
                 row: dict[str, Any] = {"step": step, "loss": None if loss is None else float(loss.detach())}
@@ -311,6 +310,9 @@ class ProteinTTT:
             if micro == total:
                 result.selected_step = s.steps
                 break
+            # after the last scoring, not before it: the final pass draws no batch it would not train on
+            # (the generator carries on to the next sequence)
+            masked, targets, mask = self.sample_batch(x)
             self.lm.train()
             logits = self.lm(masked.to(device))
             loss = mlm_loss(logits, targets.to(device), mask.to(device), s.loss_kind)
