@@ -61,7 +61,7 @@ def _results(*, effect: bool) -> dict[str, Any]:
             "with": {"final": {**bn_final, "d_lr": bn_with}},
             "without": {"final": {**bn_final, "d_lr": bn_without, "test_acc": 0.5 if effect else 0.1}},
         },
-        "control": {"n": 100, "p": 64, "classes": 10, "lazy_expected": 1 - math.sqrt(10 / 64), **control},
+        "control": {"n": 100, "p": 64, "classes": 10, "lazy_expected": 1 - math.sqrt(9 / 64), **control},
         "grokking": {
             "modulus": 23,
             "n_train": 264,

@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -36,7 +37,7 @@ from typing import Any
 import torch
 
 from iclr26_shared.errors import UsageError
-from iclr26_shared.images import load_image_tensors
+from iclr26_shared.images import ImageTensors, load_image_tensors
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
 from iclr26_shared.verdicts import t_interval
@@ -62,7 +63,18 @@ from iclr26_theory_metrics.methods.hsic_unlearning.protocol import (
 from iclr26_theory_metrics.nn.models import FeatureClassifier
 from iclr26_theory_metrics.ops.hsic import f1_score, mmd2_unbiased
 
-__all__ = ["Protocol", "control_study", "discrimination", "dry_run", "loss_attack", "rank_auc", "run"]
+__all__ = [
+    "Protocol",
+    "Splits",
+    "control_study",
+    "discrimination",
+    "dry_run",
+    "evaluation_pools",
+    "loss_attack",
+    "rank_auc",
+    "run",
+    "split_data",
+]
 
 Data = tuple[torch.Tensor, torch.Tensor]
 #: Kept importable under their former names (tests, notebooks).
@@ -254,17 +266,43 @@ def _split(
     return perm[:k].sort().values, perm[k:].sort().values
 
 
+@dataclasses.dataclass(frozen=True)
+class Splits:
+    """The run's data: the image tensors, the forget / retain indices into the training split, the test split's
+    out-of-training reference half (``ref_idx``) and unseen half (``unseen_idx``)."""
+
+    data: ImageTensors
+    forget_idx: torch.Tensor
+    retain_idx: torch.Tensor
+    ref_idx: torch.Tensor
+    unseen_idx: torch.Tensor
+
+
+def split_data(cfg: HsicUnlearningConfig, seed: int) -> Splits:
+    """Load ``cfg.dataset`` and split it as :func:`run` does for ``seed`` (the same generator calls in the same
+    order, so a saved run's sets can be rebuilt: :mod:`~iclr26_theory_metrics.methods.hsic_unlearning.diagnose`)."""
+    data = load_image_tensors(cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=seed, scale="standardize")
+    gen = torch.Generator().manual_seed(seed + 1)
+    forget_idx, retain_idx = _split(cfg, data.y_train, data.num_classes, gen)
+    test_perm = torch.randperm(data.x_test.shape[0], generator=gen)
+    half = data.x_test.shape[0] // 2
+    return Splits(data, forget_idx, retain_idx, test_perm[:half], test_perm[half:])
+
+
+def evaluation_pools(proto: Protocol, n_retain: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The retain indices split once (keyed by the protocol's seed) into the OTR's in-training reference pool and
+    the rest (the discrimination's pools)."""
+    it_pool, retain_rest = disjoint_subsets(n_retain, n_retain // 2, 1, proto.generator(EXP_F1))
+    return it_pool[0], retain_rest
+
+
 def run(cfg: HsicUnlearningConfig, run_dir: RunDir) -> dict[str, Any]:
     """The method's ``run`` (see the module docstring); returns the results dict written to results.json."""
     t0 = time.perf_counter()
     dist, device, seed = run_dir.dist, run_dir.device, run_dir.seed
-    data = load_image_tensors(cfg.dataset, n_train=cfg.n_train, n_test=cfg.n_test, seed=seed, scale="standardize")
+    sp = split_data(cfg, seed)
+    data, forget_idx, retain_idx, ref_idx, unseen_idx = sp.data, sp.forget_idx, sp.retain_idx, sp.ref_idx, sp.unseen_idx
     k = data.num_classes
-    gen = torch.Generator().manual_seed(seed + 1)
-    forget_idx, retain_idx = _split(cfg, data.y_train, k, gen)
-    test_perm = torch.randperm(data.x_test.shape[0], generator=gen)
-    half = data.x_test.shape[0] // 2
-    ref_idx, unseen_idx = test_perm[:half], test_perm[half:]
     _check_sizes(cfg, forget_idx.numel(), retain_idx.numel(), ref_idx.numel(), unseen_idx.numel())
     for n, what in ((data.x_train.shape[0], "training set"), (retain_idx.numel(), "retain set")):
         check_world(n, cfg.batch_size, dist, what)  # before anything is trained or written
@@ -315,8 +353,7 @@ def run(cfg: HsicUnlearningConfig, run_dir: RunDir) -> dict[str, Any]:
     # --- 4. evaluation of every model (common random numbers: the same draws for every model) ---
     proto = Protocol(cfg, seed + 3)
     # the retain images split once into the OTR's in-training reference pool and the discrimination's pools
-    it_pool, retain_rest = disjoint_subsets(retain_idx.numel(), retain_idx.numel() // 2, 1, proto.generator(EXP_F1))
-    it_pool_idx = it_pool[0]
+    it_pool_idx, retain_rest = evaluation_pools(proto, retain_idx.numel())
     evals: dict[str, dict[str, Any]] = {}
     feats: dict[str, dict[str, torch.Tensor]] = {}
     step = 2 * cfg.epochs

@@ -252,8 +252,9 @@ def report(results: Mapping[str, Any]) -> str:
         if g.get("random_level") is not None:
             parts += [
                 f"Range: isotropic random features of this width already score D_LR ≈ 1 − √((P−1)/p) = "
-                f"{format_number(_f(g['random_level']))} (P − 1 centred outputs in p dimensions), so D_LR here moves "
-                "between ≈ 0 and about that level, not 1.",
+                f"{format_number(_f(g['random_level']))} (P − 1 centred outputs in p dimensions), so the contrast "
+                "'aligned vs isotropic random' spans only 0 … that level here, not 0 … 1; D_LR above it means "
+                "features concentrated off the outputs' span (anisotropic), as at initialisation.",
                 "",
             ]
         rows = []
