@@ -36,11 +36,16 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     assert im["s2"]["distinct_masks"] >= 2
     assert (run_dir / "figures" / "gmm_1d.png").is_file() and (run_dir / "figures" / "samples_s2.png").is_file()
     assert "## Gaussian mixture 1d" in (run_dir / "report.md").read_text()
+    # the DiT runs its own guiders and ω sweep (image_guiders, image_s2_sweep); the toys keep theirs
+    assert set(im) == {"cond", "cfg", "s2"} and set(results["gmm"]["1d"]["mlp"]) == {"cond", "cfg", "naive-s2", "s2"}
+    assert results["image_guiders"] == ["cond", "cfg", "s2"]
     sweep = results["images"]["s2_sweep"]
-    assert [r["s2_scale"] for r in sweep] == [0.0, 0.25, 1.0]
+    assert [r["s2_scale"] for r in sweep] == [0.0, 0.25, 0.5]
+    assert sweep[2]["fd"] != im["s2"]["fd"] and sweep[2]["nfe_per_sample"] == im["s2"]["nfe_per_sample"]
     assert sweep[0]["fd"] == im["cfg"]["fd"] and sweep[0]["nfe_per_sample"] == im["cfg"]["nfe_per_sample"]  # ω = 0: CFG
     assert sweep[1]["fd"] == im["s2"]["fd"]
     gmm_sweep = results["gmm"]["1d"]["s2_sweep"]
+    assert [r["s2_scale"] for r in gmm_sweep] == [0.0, 0.25, 1.0]
     assert gmm_sweep[0]["nfe_per_sample"] == 20 and gmm_sweep[1]["nfe_per_sample"] == 28
     assert -1.0 <= results["gmm"]["1d"]["mlp_alignment"]["cosine"] <= 1.0
     assert (run_dir / "figures" / "s2_sweep.png").is_file() and "ω sweep" in (run_dir / "report.md").read_text()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 import torch
 
-from iclr26_generative_vision.nn.dit import ClassConditionalDiT
+from iclr26_generative_vision.nn.dit import ClassConditionalDiT, DirectAttention
 from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
 from iclr26_shared.errors import ConfigError
 
@@ -34,6 +36,54 @@ def test_dit_unpatchify_is_the_inverse_of_patchify(dit: torch.nn.Module) -> None
 def test_dit_labels_matter(dit: torch.nn.Module) -> None:
     x, t = torch.randn(2, 1, 8, 8), torch.full((2,), 300)
     assert not torch.allclose(dit(x, t, torch.tensor([0, 0])), dit(x, t, torch.tensor([10, 10])))
+
+
+def test_dit_direct_attention_is_diffusers_attention_bit_for_bit() -> None:
+    """The blocks' DirectAttention (no per-call signature inspection) gives diffusers' Attention outputs
+    exactly, for the whole DiT and with extra keyword arguments (the parent's path)."""
+    from diffusers.models.attention_processor import Attention
+
+    torch.manual_seed(0)
+    model = ClassConditionalDiT(8, 1, 10, patch_size=2, hidden=32, depth=3, heads=2).eval()
+    for p in model.parameters():  # the zero-initialised output layers would hide any difference
+        torch.nn.init.normal_(p, std=0.2)
+    attns: list[Any] = [cast(Any, b).attn1 for b in model.transformer_blocks]
+    assert all(type(a) is DirectAttention for a in attns)
+    x, t, y = torch.randn(5, 1, 8, 8), torch.tensor([1, 100, 500, 900, 999]), torch.tensor([0, 3, 5, 9, 10])
+    with torch.no_grad():
+        direct = model(x, t, y)
+        h = torch.randn(5, 16, 32)
+        direct_kw = attns[0](h, attention_mask=None, ip_adapter_masks=None)
+        for a in attns:
+            a.__class__ = Attention
+        plain = model(x, t, y)
+        plain_kw = attns[0](h, attention_mask=None, ip_adapter_masks=None)
+    assert direct.abs().sum() > 0
+    assert torch.equal(direct, plain)
+    assert torch.equal(direct_kw, plain_kw)
+    assert set(model.state_dict()) == set(ClassConditionalDiT(8, 1, 10, hidden=32, depth=3, heads=2).state_dict())
+
+
+def test_dit_activation_switch(tmp_path) -> None:  # noqa: ANN001
+    """``activation="gelu"`` gives the blocks exact GELU (tanh GELU by default, DiT's); it is saved in the
+    config and a saved model loads back with it; other names raise ConfigError naming the field."""
+    import torch.nn.functional as F
+
+    x = torch.linspace(-4, 4, 101)
+    models = {
+        a: ClassConditionalDiT(8, 1, 10, hidden=16, depth=2, heads=2, activation=a)
+        for a in ("gelu", "gelu-approximate")
+    }
+    assert ClassConditionalDiT(8, 1, 10, hidden=16, depth=2, heads=2).config["activation"] == "gelu-approximate"
+    for name, approx in (("gelu", "none"), ("gelu-approximate", "tanh")):
+        act: Any = cast(Any, models[name].transformer_blocks)[0].ff.net[0]
+        assert torch.equal(act.gelu(x), F.gelu(x, approximate=approx))
+    models["gelu"].save_pretrained(tmp_path)
+    loaded = ClassConditionalDiT.from_pretrained(tmp_path)
+    loaded_blocks: Any = loaded.transformer_blocks
+    assert loaded.config["activation"] == "gelu" and loaded_blocks[1].ff.net[0].approximate == "none"
+    with pytest.raises(ConfigError, match="dit_activation"):
+        ClassConditionalDiT(8, 1, 10, activation="relu")
 
 
 def test_dit_bad_shapes() -> None:

@@ -17,13 +17,37 @@ from typing import cast
 import torch
 from diffusers.configuration_utils import ConfigMixin, register_to_config
 from diffusers.models.attention import BasicTransformerBlock
+from diffusers.models.attention_processor import Attention
 from diffusers.models.embeddings import PatchEmbed, TimestepEmbedding, Timesteps
 from diffusers.models.modeling_utils import ModelMixin
 from torch import nn
 
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["ClassConditionalDiT"]
+__all__ = ["ClassConditionalDiT", "DirectAttention"]
+
+
+class DirectAttention(Attention):
+    """diffusers' ``Attention`` that calls its processor directly when no extra keyword arguments are given.
+
+    ``Attention.forward`` reads ``inspect.signature(processor.__call__)`` on every call to filter keyword
+    arguments, about 11 of the quick S² run's 700 CPU-s on the 8×8 DiT (65k attention calls); with none
+    to filter, the processor call is the same (outputs bit for bit, tested). Extra arguments take the
+    parent's path. The DiT's blocks get this class after construction (same weights and state-dict keys).
+    """
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        encoder_hidden_states: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        **cross_attention_kwargs: object,
+    ) -> torch.Tensor:
+        if cross_attention_kwargs:
+            return super().forward(hidden_states, encoder_hidden_states, attention_mask, **cross_attention_kwargs)
+        return self.processor(
+            self, hidden_states, encoder_hidden_states=encoder_hidden_states, attention_mask=attention_mask
+        )
 
 
 class ClassConditionalDiT(ModelMixin, ConfigMixin):
@@ -38,6 +62,8 @@ class ClassConditionalDiT(ModelMixin, ConfigMixin):
         hidden: Width ``H`` (divisible by ``heads``).
         depth: Number of transformer blocks.
         heads: Attention heads.
+        activation: The blocks' MLP activation: ``"gelu-approximate"`` (tanh GELU, DiT's) or ``"gelu"``
+            (exact erf GELU; 3.6x faster forward on CPU; the two differ by at most 4.7e-4).
     """
 
     @register_to_config
@@ -50,12 +76,15 @@ class ClassConditionalDiT(ModelMixin, ConfigMixin):
         hidden: int = 96,
         depth: int = 8,
         heads: int = 4,
+        activation: str = "gelu-approximate",
     ) -> None:
         super().__init__()
         if sample_size % patch_size:
             raise ConfigError("patch_size", patch_size, f"a divisor of the image size {sample_size}")
         if hidden % heads:
             raise ConfigError("dit_heads", heads, f"a divisor of the width {hidden}")
+        if activation not in ("gelu-approximate", "gelu"):
+            raise ConfigError("dit_activation", activation, "'gelu-approximate' (tanh, DiT's) or 'gelu' (exact)")
         self.sample_size, self.in_channels, self.num_classes = sample_size, in_channels, num_classes
         self.patch_size, self.hidden = patch_size, hidden
         self.pos_embed = PatchEmbed(
@@ -70,13 +99,17 @@ class ClassConditionalDiT(ModelMixin, ConfigMixin):
                 hidden,
                 heads,
                 hidden // heads,
-                activation_fn="gelu-approximate",
+                activation_fn=activation,
                 norm_type="ada_norm_single",
                 norm_elementwise_affine=False,
                 norm_eps=1e-6,
             )
             for _ in range(depth)
         )
+        for block in self.transformer_blocks:  # skip diffusers' per-call signature inspection (DirectAttention)
+            for attn in (block.attn1, block.attn2):
+                if type(attn) is Attention:
+                    attn.__class__ = DirectAttention
         self.norm_out = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
         self.out_modulation = nn.Sequential(nn.SiLU(), nn.Linear(hidden, 2 * hidden))
         self.proj_out = nn.Linear(hidden, patch_size * patch_size * in_channels)

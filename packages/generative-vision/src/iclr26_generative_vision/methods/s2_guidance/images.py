@@ -184,7 +184,7 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
             max_batch=cfg.sample_batch,
         )
 
-    for name in cfg.guiders:
+    for name in cfg.dit_guiders:
         xs, info = sample(name, settings)
         xs = xs.clamp(-1, 1)
         feats = features(classifier, xs).cpu().numpy()
@@ -201,7 +201,7 @@ def run_images(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict
     for row in results["guiders"].values():
         row["time_vs_cfg"] = row["seconds_per_step"] / cfg_sps
     results["s2_sweep"] = []
-    for omega, sweep in sweep_settings(cfg, settings):
+    for omega, sweep in sweep_settings(cfg, settings, cfg.dit_s2_sweep):
         reuse = sweep_reuse(omega, cfg, results["guiders"])  # ω = 0 is CFG's run, ω = s2_scale the s2 run
         if reuse is not None:
             row = results["guiders"][reuse]

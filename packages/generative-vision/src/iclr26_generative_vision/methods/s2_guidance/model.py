@@ -28,7 +28,14 @@ __all__ = [
 def build_dit(cfg: S2GuidanceConfig, data: ImageTensors) -> ClassConditionalDiT:
     """The class-conditional DiT of ``cfg`` for ``data``'s (square) image shape."""
     return ClassConditionalDiT(
-        data.size, data.channels, data.num_classes, cfg.patch_size, cfg.dit_hidden, cfg.dit_depth, cfg.dit_heads
+        data.size,
+        data.channels,
+        data.num_classes,
+        cfg.patch_size,
+        cfg.dit_hidden,
+        cfg.dit_depth,
+        cfg.dit_heads,
+        activation=cfg.dit_activation,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any, cast
 
 import torch
@@ -81,9 +81,12 @@ def run_guider(
     return out, info
 
 
-def sweep_settings(cfg: S2GuidanceConfig, settings: GuiderSettings) -> Iterator[tuple[float, GuiderSettings]]:
-    """``(ω, settings at ω)`` for every ω of ``cfg.s2_sweep`` (the S² scale only; λ and the masks' seed stay)."""
-    for omega in cfg.s2_sweep:
+def sweep_settings(
+    cfg: S2GuidanceConfig, settings: GuiderSettings, omegas: Iterable[float] | None = None
+) -> Iterator[tuple[float, GuiderSettings]]:
+    """``(ω, settings at ω)`` for every ω of ``omegas`` (default ``cfg.s2_sweep``; the S² scale only; λ and
+    the masks' seed stay)."""
+    for omega in cfg.s2_sweep if omegas is None else omegas:
         yield float(omega), dataclasses.replace(settings, s2_scale=float(omega))
 
 

@@ -80,7 +80,11 @@ def _sweep_figure(run: RunDir, results: Mapping[str, Any]) -> None:
 def run(cfg: S2GuidanceConfig, run_dir: RunDir) -> dict[str, Any]:
     """Run the experiments selected by ``cfg.experiment`` and return the results (claims added by the runner)."""
     _quiet_diffusers()
-    results: dict[str, Any] = {"experiment": cfg.experiment, "guiders": list(cfg.guiders)}
+    results: dict[str, Any] = {
+        "experiment": cfg.experiment,
+        "guiders": list(cfg.guiders),
+        "image_guiders": list(cfg.dit_guiders),
+    }
     if cfg.run_gmm:
         from iclr26_generative_vision.methods.s2_guidance.gmm import run_gmm
 
