@@ -223,6 +223,42 @@ def test_self_scorers_score_each_distinct_candidate_once(monkeypatch: pytest.Mon
         assert pairs == [("p>", "ccc", "a")]  # one distinct string (q>): no pair
 
 
+def test_within_prompt_auc_against_sklearn() -> None:
+    """The scorer diagnostic: per prompt, the AUC of right vs wrong distinct valid candidates (scikit-learn's
+    ``roc_auc_score``, ties half), averaged over prompts that have both; invalid strings and one-sided prompts
+    do not count."""
+    from sklearn.metrics import roc_auc_score
+
+    from iclr26_sequence_models.methods.semantic_voting.train import within_prompt_auc
+
+    scores = [
+        {"a": 3.0, "b": 1.0, "c": 2.0, "": 9.0, "\u00e9": -9.0},  # "" and a non-ASCII string are invalid
+        {"p": 1.0, "q": 2.0},  # every candidate right: no AUC
+        {"x": 2.0, "y": 1.0, "z": 2.0, "w": 0.5},
+    ]
+    right = [{"a", "b", ""}, {"p", "q"}, {"x", "w"}]
+    want = [roc_auc_score([1, 1, 0], [3.0, 1.0, 2.0]), roc_auc_score([1, 0, 0, 1], [2.0, 1.0, 2.0, 0.5])]
+    auc, counted = within_prompt_auc(scores, right)
+    assert counted == 2 and auc == pytest.approx(np.mean(want)) and want == [0.5, 0.375]
+    assert within_prompt_auc([{"p": 1.0}], [set()]) == (pytest.approx(float("nan"), nan_ok=True), 0)
+    assert within_prompt_auc([{"r": 2.0, "w": 1.0}], [{"r"}]) == (1.0, 1)
+
+
+def test_cost_judge_is_the_smallest_llama_with_the_embedders_parameters() -> None:
+    """The cost claim's judge has at least all-MiniLM-L6-v2's parameters, and one layer fewer would not."""
+    from iclr26_sequence_models.methods.semantic_voting.train import COST_JUDGE_HEADS, COST_JUDGE_HIDDEN, cost_judge
+    from iclr26_sequence_models.selfimprove.models import CharCodec, tiny_llama
+    from iclr26_sequence_models.selfimprove.semantic import MINILM_PARAMS
+
+    vocab = CharCodec(SceneTask.ALPHABET).vocab_size
+    judge: Any = cost_judge(vocab, 96)
+    layers = int(judge.config.num_hidden_layers)
+    assert sum(p.numel() for p in judge.parameters()) >= MINILM_PARAMS == 22_713_216
+    fewer = tiny_llama(vocab, hidden_size=COST_JUDGE_HIDDEN, num_layers=layers - 1, num_heads=COST_JUDGE_HEADS)
+    assert sum(p.numel() for p in fewer.parameters()) < MINILM_PARAMS
+    assert judge.config.hidden_size == 384 and layers == 16
+
+
 def test_chrf_and_number_words() -> None:
     assert chrf("three hundred", "three hundred") == pytest.approx(1.0)
     assert chrf("xyz", "abc") == 0.0
@@ -312,14 +348,34 @@ def _results(
     }
 
 
+def _cost(sv_s: float, judge_s: float, judge_params: int = 23_621_760) -> dict[str, Any]:
+    """A run's ``cost`` section (the pair-construction timing in the paper's regime)."""
+    return {
+        "prompts": 8,
+        "distinct_candidates": 200,
+        "judge_params": judge_params,
+        "judge_layers": 16,
+        "embedder_params": 22_713_216,
+        "policy_params": 188_832,
+        "judge_seconds_per_item": judge_s,
+        "policy_judge_seconds_per_item": 0.01,
+        "sv_seconds_per_item": sv_s,
+    }
+
+
 def test_claims_hold_fail_and_chance() -> None:
-    paper_regime = {"judge": 10**9, "embedder": 22_713_216}  # the cost claim needs judge >= embedder
     good = _results({"sv": 0.6, "flipped": 0.4, "sj": 0.45, "em": 0.55, "gold": 0.7, "random": 0.5})
-    assert [c.verdict for c in claims(good)] == ["holds"] * 4  # no cost claim: no judge size given
-    assert [c.verdict for c in claims({**good, "params": paper_regime})] == ["holds"] * 5
-    assert claims({**good, "params": {"judge": 200_000, "embedder": 22_713_216}}) == claims(good)  # tiny judge
+    assert [c.verdict for c in claims(good)] == ["holds"] * 4  # no cost claim: no cost measured
+    assert [c.verdict for c in claims({**good, "cost": _cost(0.1, 1.0)})] == ["holds"] * 5
+    # a judge smaller than the embedder (the tiny policy's 0.2M against MiniLM's 22.7M) gives no cost claim,
+    # however cheap SV is against it; the run's own sj seconds never enter the claim
+    assert claims({**good, "cost": _cost(0.1, 1.0, judge_params=200_000)}) == claims(good)
+    assert claims({**good, "params": {"judge": 10**9, "embedder": 22_713_216}}) == claims(good)
     bad = _results({"sv": 0.45, "flipped": 0.55, "sj": 0.5, "em": 0.46, "gold": 0.5, "random": 0.5}, sv_s=0.2, sj_s=0.1)
-    assert [c.verdict for c in claims({**bad, "params": paper_regime})] == ["fails"] * 5
+    assert [c.verdict for c in claims({**bad, "cost": _cost(0.6, 1.0)})] == ["fails"] * 5
+    # degenerate costs: SV as dear as the judge, or a judge that took no time, never hold
+    for cost in (_cost(1.0, 1.0), _cost(0.0, 0.0), _cost(0.1, 0.0)):
+        assert not claims({**good, "cost": cost})[-1].holds
     # wins inside the noise-sized margins (0.02 chrF) do not hold; flipped is judged against random pairs,
     # so DPO damage that random pairs do too (flipped 0.45 vs random 0.46, both far below the base) fails
     close = _results({"sv": 0.51, "flipped": 0.45, "em": 0.5, "gold": 0.47, "random": 0.46})
@@ -344,13 +400,17 @@ def test_semantic_voting_smoke_saves_policies_and_no_degenerate_claim_holds(tmp_
     sv, fl = results["variants"]["sv"], results["variants"]["flipped"]
     assert sv["pairs"] == fl["pairs"] and [e[1] for e in sv["examples"]] == [e[2] for e in fl["examples"]]
     assert 0.0 <= results["base"]["final"]["chrf"] <= 1.0 and results["base"]["final"]["chrf_se"] >= 0.0
-    # sv vs base, flipped vs random; no cost claim with a judge far smaller than the embedder
-    assert len(results["claims"]) == 2 and results["params"]["judge"] < results["params"]["embedder"]
+    # sv vs base, flipped vs random, and the cost claim with a judge of >= the embedder's parameters (the
+    # policy itself is far smaller)
+    cost = results["cost"]
+    assert len(results["claims"]) == 3 and results["params"]["judge"] < results["params"]["embedder"]
+    assert cost["judge_params"] >= cost["embedder_params"] > 100 * cost["policy_params"] and cost["prompts"] == 2
+    assert cost["judge_seconds_per_item"] > cost["policy_judge_seconds_per_item"] > 0 < cost["sv_seconds_per_item"]
     assert PRESETS["smoke"].samples < PRESETS["quick"].samples
     ids = torch.tensor([[1, 5, 6, 7, 8]])
     assert_models_roundtrip(run, {v: (lambda m: m(input_ids=ids).logits) for v in results["variants"]})
 
-    good = _results({"sv": 0.6, "flipped": 0.4, "em": 0.55, "gold": 0.7, "random": 0.5})
+    good = {**_results({"sv": 0.6, "flipped": 0.4, "em": 0.55, "gold": 0.7, "random": 0.5}), "cost": _cost(0.1, 1.0)}
     assert all(c.holds for c in claims(good))  # the smoke run's tiny numbers may tie: start from wins
     arms = [
         Arms(
@@ -365,6 +425,7 @@ def test_semantic_voting_smoke_saves_policies_and_no_degenerate_claim_holds(tmp_
             trivial=good["chance_chrf"],
             worse=0.0,
         ),
+        Arms(ours=["cost/sv_seconds_per_item"], others=["cost/judge_seconds_per_item"], trivial=1.0),
     ]
     damage = copy.deepcopy(good)  # DPO damages the policy whatever the pairs: flipped = random, far below base
     low = good["base"]["final"]["chrf"] - 0.2

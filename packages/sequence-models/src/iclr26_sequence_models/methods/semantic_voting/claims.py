@@ -97,21 +97,20 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
                 paper="flipped pairs degrade the model (ablation)",
             )
         )
-    # The paper's cost claim is about a judge at least as large as the embedder (1B-8B LLMs vs a 110M
-    # encoder); with the 0.2M tiny judge against the 22M MiniLM it cannot be measured in that regime, so it is
-    # only claimed when the run's judge has at least the embedder's parameters (bench_selfimprove measures
-    # SmolLM2-135M as the judge: 70x Semantic Voting's cost per item, README).
-    params = results.get("params", {})
-    paper_regime = params.get("judge", 0) >= params.get("embedder", float("inf"))
-    if c["sv"] is not None and c["sj"] is not None and paper_regime:
-        sv = results["variants"]["sv"]["pair_seconds_per_item"]
-        sj = results["variants"]["sj"]["pair_seconds_per_item"]
+    # The paper's cost claim is about a judge at least as large as the embedder (1B-8B LLMs vs a 110M encoder).
+    # The run's own self-judge is the 0.2M policy, far below MiniLM's 22.7M, so the claim is judged on the
+    # run's cost measurement in that regime (``cost``: a random-weight judge with >= the embedder's parameters
+    # against SV on the same prompts); without it, or with a smaller judge, there is no cost claim.
+    cost = results.get("cost")
+    if c["sv"] is not None and cost is not None and cost["judge_params"] >= cost["embedder_params"]:
+        sv, judge = float(cost["sv_seconds_per_item"]), float(cost["judge_seconds_per_item"])
         out.append(
             Claim(
                 claim=f"Semantic Voting's pair construction costs at most {COST_FRACTION:g} of self-judging's time "
-                "per item (judge: the policy itself)",
-                metric="seconds per item, SV / SJ (lower is better)",
-                ours=sv / sj if sj > 0 else float("nan"),
+                f"per item with a judge of >= the embedder's parameters ({cost['judge_params']:,} vs "
+                f"{cost['embedder_params']:,}; {cost['prompts']} prompts)",
+                metric="seconds per item, SV / self-judging (lower is better)",
+                ours=sv / judge if judge > 0 else float("nan"),
                 threshold=COST_FRACTION,
                 better="lower",
                 timing=True,
@@ -131,6 +130,7 @@ def report(results: Mapping[str, Any]) -> str:
         pool = f"{r['pool_size']:.1f} ({r['pool_distinct']:.1f})" if "pool_size" in r else "-"
         cr = f"{r['chosen_chrf']:.3f} / {r['rejected_chrf']:.3f}" if "chosen_chrf" in r else "-"
         se = f"{f['chrf_se']:.4f}" if "chrf_se" in f else "-"
+        auc = f"{r['score_auc']:.3f}" if "score_auc" in r else "-"
         rows.append(
             [
                 v,
@@ -142,6 +142,7 @@ def report(results: Mapping[str, Any]) -> str:
                 f"{r['rejected_exact']:.3f}",
                 cr,
                 pool,
+                auc,
                 f"{r['pair_seconds_per_item']:.4f}",
             ]
         )
@@ -155,6 +156,7 @@ def report(results: Mapping[str, Any]) -> str:
         "rejected right",
         "chosen / rejected chrF",
         "pool (distinct)",
+        "scorer AUC (right vs wrong)",
         "pair s/item",
     ]
     head = (
@@ -172,4 +174,14 @@ def report(results: Mapping[str, Any]) -> str:
         f"## {s['task']}: N = {s['samples']} samples x {s['n_train']} prompts, HDBSCAN distance {s['distance']}, "
         f"DPO beta {s['dpo_beta']}, lr {s['lr']}, {s['epochs']} epochs"
     )
-    return "\n".join([title, "", head, "", markdown_table(headers, rows), ""])
+    lines = [title, "", head, "", markdown_table(headers, rows), ""]
+    if (cost := results.get("cost")) is not None:
+        lines += [
+            f"Cost in the paper's regime ({cost['prompts']} prompts, {cost['distinct_candidates']} distinct "
+            f"candidates): self-judging by a {cost['judge_params']:,}-parameter judge "
+            f"{cost['judge_seconds_per_item']:.4f} s/item, by the {cost['policy_params']:,}-parameter policy "
+            f"{cost['policy_judge_seconds_per_item']:.4f} s/item; Semantic Voting (MiniLM, "
+            f"{cost['embedder_params']:,} parameters) {cost['sv_seconds_per_item']:.4f} s/item.",
+            "",
+        ]
+    return "\n".join(lines)

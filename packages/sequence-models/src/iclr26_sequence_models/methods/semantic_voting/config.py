@@ -109,6 +109,11 @@ class SemanticVotingConfig:
     """Module names LoRA wraps (e.g. ``q_proj``, ``v_proj``); empty: peft's default for the architecture."""
     bf16: bool = False
     """bf16 autocast of the forward passes (mixed precision, fp32 weights: TRL's ``bf16=True``); off: fp32."""
+    cost_prompts: NonNegInt = 8
+    """Prompts on which pair construction is also timed in the paper's cost regime (a judge at least as large
+    as the embedder): self-judging by a randomly initialised Llama of the policy's architecture with at least
+    all-MiniLM-L6-v2's 22.7M parameters against Semantic Voting on the same prompts (the cost claim; runs when
+    ``sv`` is trained). 0: not measured, no cost claim."""
 
     def __post_init__(self) -> None:
         validate(self)
@@ -148,6 +153,7 @@ PRESETS: dict[str, SemanticVotingConfig] = {
         epochs=1,
         batch_size=4,
         max_new_tokens=24,
+        cost_prompts=2,
     ),
     "quick": SemanticVotingConfig(),
     "full": SemanticVotingConfig(
