@@ -1,5 +1,6 @@
 """The reference-free diagnostic of the discrimination experiment: the rank AUC of the targets' mean H equals
 scikit-learn's ROC AUC, is far from 0.5 on the planted control and near 0.5 when both sides share a distribution;
+the placebo AUC between two unseen pools reads a pool difference;
 pooled references drawn with overlap (``reference_overlap``) fit pools too small for disjoint ones."""
 
 from __future__ import annotations
@@ -50,6 +51,28 @@ def test_auc_near_half_without_an_effect() -> None:
         Protocol(cfg, 1), 32, it_pool=pool(200), oot_pool=pool(200), it_ref_pool=pool(100), oot_ref_pool=pool(100)
     )
     assert abs(res["auc_mean_h"] - 0.5) < 0.3
+
+
+def test_placebo_auc_reads_a_difference_between_two_unseen_pools() -> None:
+    """``auc_placebo`` compares subsets of the out-of-training reference pool with the unseen targets: near 0.5 when
+    the two pools are drawn alike, far from it when they differ (a pool effect, no membership involved); its
+    subsets are keyed apart, so every other number of the draw is what it was without them."""
+    cfg = dataclasses.replace(PRESETS["smoke"], n_targets=20)
+    gen = torch.Generator().manual_seed(2)
+    code = torch.randn(10, 16, generator=gen, dtype=torch.float64)
+
+    def pool(n: int, noise: float = 1.0) -> torch.Tensor:
+        return code[torch.arange(n) % 10] + noise * torch.randn(n, 16, generator=gen, dtype=torch.float64)
+
+    it, it_ref, oot = pool(200), pool(100), pool(200)
+    same = discrimination(Protocol(cfg, 1), 32, it_pool=it, oot_pool=oot, it_ref_pool=it_ref, oot_ref_pool=pool(100))
+    wide = discrimination(
+        Protocol(cfg, 1), 32, it_pool=it, oot_pool=oot, it_ref_pool=it_ref, oot_ref_pool=pool(100, noise=1.5)
+    )
+    assert abs(same["auc_placebo"] - 0.5) < 0.3
+    assert wide["auc_placebo"] > 0.9  # a wider unseen pool: a higher H throughout
+    # the placebo subsets come last and are keyed apart: the targets' statistics are those of the same draws
+    assert same["mean_h_in"] == wide["mean_h_in"] and same["mean_h_out"] == wide["mean_h_out"]
 
 
 def test_overlapping_references_fit_a_small_pool() -> None:

@@ -267,7 +267,7 @@ def _cell(value: Any) -> Any:
     return _f(value)
 
 
-_DIAGNOSTIC_KEYS = ("auc_mean_h", "mean_h_in", "mean_h_out", "mean_h_it_ref", "mean_h_oot_ref")
+_DIAGNOSTIC_KEYS = ("auc_mean_h", "auc_placebo", "mean_h_in", "mean_h_out", "mean_h_it_ref", "mean_h_oot_ref")
 
 
 def _diagnostic_table(rows: Sequence[tuple[str, Mapping[str, Any]]], first: str) -> list[str]:
@@ -277,10 +277,12 @@ def _diagnostic_table(rows: Sequence[tuple[str, Mapping[str, Any]]], first: str)
         return []
     return [
         "Diagnostic, no claim: does the statistic itself separate the sides? `auc_mean_h` = P(mean H over the "
-        "shuffles of an in-training target > that of an unseen target), 0.5 = no separation; the mean H of the "
-        "targets per side and of the single IT/OOT references the decision compares them with.",
+        "shuffles of an in-training target > that of an unseen target), 0.5 = no separation; `auc_placebo` = the "
+        "same between subsets of the out-of-training reference pool and the unseen targets, two pools never trained "
+        "on: how far a difference between two fixed pools alone moves the AUC; the mean H of the targets per side "
+        "and of the single IT/OOT references the decision compares them with.",
         "",
-        *_table([first, *_DIAGNOSTIC_KEYS], [[name, *(_f(r[k]) for k in _DIAGNOSTIC_KEYS)] for name, r in rows]),
+        *_table([first, *_DIAGNOSTIC_KEYS], [[name, *(_f(r.get(k)) for k in _DIAGNOSTIC_KEYS)] for name, r in rows]),
     ]
 
 

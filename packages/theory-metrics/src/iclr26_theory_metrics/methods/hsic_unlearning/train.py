@@ -77,6 +77,8 @@ __all__ = [
 ]
 
 Data = tuple[torch.Tensor, torch.Tensor]
+#: Key role of the placebo subsets of the discrimination (the targets use 3 and 4).
+_PLACEBO = 5
 #: Kept importable under their former names (tests, notebooks).
 _subsets, _disjoint, _references = random_subsets, disjoint_subsets, reference_subsets
 
@@ -109,10 +111,15 @@ def discrimination(
     Diagnostics (no claim reads them): the mean of H over the shuffles for every target subset, its average per
     side (``mean_h_in``/``mean_h_out``) and per reference (``mean_h_it_ref``/``mean_h_oot_ref``), and
     ``auc_mean_h`` = P(mean H of an in-training target > mean H of an unseen target): whether the statistic itself
-    separates the two sides, whatever reference subsets the decision drew."""
+    separates the two sides, whatever reference subsets the decision drew. ``auc_placebo`` is the same AUC between
+    ``n_targets`` further subsets per draw of ``oot_ref_pool`` and the unseen targets: two pools of the same kind
+    (never trained on), so whatever it shows beyond 0.5 is a difference between two fixed pools, which
+    ``auc_mean_h`` contains too (issue 38: 0.64–1.00 on the quick preset, as high as ``auc_mean_h``). Its subsets
+    are drawn after every other subset of the draw and keyed apart, so the other draws are unchanged."""
     cfg = proto.cfg
     f1s, f1_mmd, accs, gap_in, gap_out, h_it, h_oot = [], [], [], [], [], [], []
     mean_h: dict[bool, list[float]] = {True: [], False: []}
+    placebo: list[float] = []
     n0, t0 = proto.decisions, proto.ties
     for r in range(cfg.protocol_draws):
         k = (*key, size, r)
@@ -138,6 +145,8 @@ def discrimination(
                     < mmd2_unbiased(t, oot_ref_feats, cfg.kernel, cfg.sigma)
                 )
                 actual.append(positive)
+        for j, idx in enumerate(random_subsets(oot_ref_pool.shape[0], size, cfg.n_targets, gen)):  # after the rest
+            placebo.append(float(proto.dependence(oot_ref_pool, idx, (*k, _PLACEBO, j)).mean()))
         f1s.append(f1_score(sde_pred, actual))
         f1_mmd.append(f1_score(mmd_pred, actual))
         accs.append(sum(p == a for p, a in zip(sde_pred, actual, strict=True)) / len(actual))
@@ -158,6 +167,7 @@ def discrimination(
         "mean_jsd_gap_in": sum(gap_in) / len(gap_in),
         "mean_jsd_gap_out": sum(gap_out) / len(gap_out),
         "auc_mean_h": rank_auc(mean_h[True], mean_h[False]),
+        "auc_placebo": rank_auc(placebo, mean_h[False]),
         "mean_h_in": sum(mean_h[True]) / len(mean_h[True]),
         "mean_h_out": sum(mean_h[False]) / len(mean_h[False]),
         "mean_h_it_ref": sum(h_it) / len(h_it),
