@@ -53,10 +53,10 @@ def test_presets_round_trip_and_paper_defaults() -> None:
     q = PRESETS["quick"]
     assert (q.s2_scale, q.drop_ratio, q.s2_start, q.s2_stop, q.exclude_blocks) == (0.25, 0.1, 0.1, 0.9, (0,))
     assert q.formulation == "eq4" and q.guiders[:2] == ("cond", "cfg")
-    # the toys keep every guider (their claims need naive S²); quick's DiT leaves out naive S² and the inner
-    # sweep points (no claim reads them), full keeps both
+    # the toys keep every guider (their claims need naive S²); quick's DiT leaves out naive S², AutoGuidance
+    # and the sweep (no claim reads them), full keeps them
     assert "naive-s2" in q.guiders and q.s2_sweep == (0.0, 0.1, 0.25, 0.5, 1.0)
-    assert {"cfg", "s2"} <= set(q.dit_guiders) and "naive-s2" not in q.dit_guiders
+    assert q.dit_guiders == ("cond", "cfg", "s2", "slg") and "autoguidance" in q.guiders
     assert q.dit_s2_sweep == () and q.dit_activation == "gelu"
     full = PRESETS["full"]
     assert full.dit_guiders == full.guiders and full.dit_s2_sweep == full.s2_sweep
