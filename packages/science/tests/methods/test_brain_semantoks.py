@@ -73,17 +73,21 @@ def test_build_encoder_follows_the_switches() -> None:
 
 
 def _results(
-    ours: float, mae: float, fc: float, ident: tuple[float, float], scaling: tuple[float, float]
-) -> dict[str, Any]:
+    ours: float, mae: float, fc: float, ident: tuple[float, float], scaling: tuple[float, float],
+    fc_ident: float = 0.5, spectral: float = 0.8,
+) -> dict[str, Any]:  # fmt: skip
     def m(p: float, i: float, pool: int) -> dict[str, Any]:
-        return {"probe_bacc": p, "probe_sd": 0.0, "identification": i, "pool": pool}
+        return {"probe_bacc": p, "probe_sd": 0.0, "identification": i, "hcp_identification": 0.3, "pool": pool}
 
     return {
-        "models": {"brain-semantoks": m(ours, ident[0], 64), "brain-semantoks@0.25": m(scaling[0], 0.2, 16),
-                   "mask-reconstruct": m(mae, ident[1], 64), "fc": m(fc, 0.9, 0)},
-        "chance": {"probe": 1 / 3, "identification": 1 / 7},
+        "models": {"brain-semantoks": m(ours, ident[0], 64), "brain-semantoks@0.25": m(0.5, scaling[0], 16),
+                   "mask-reconstruct": m(mae, ident[1], 64), "fc": m(fc, fc_ident, 0)},
+        "control": {"spectral_bacc": spectral, "spectral_identification": 0.2, "fc_coupling_bacc": 0.7},
+        "chance": {"probe": 1 / 3, "identification": 1 / 48, "hcp_identification": 1 / 7, "scaling": 1 / 48},
+        "scaling_metric": "identification",
         "scaling": [(16, scaling[0]), (64, scaling[1])],
-        "config": {"control_margin": 0.2},
+        "data": {"probe_target_name": "bifurcation", "probe_subjects": 48},
+        "config": {"control_margin": 0.2, "fc_trivial_max": 0.9},
     }  # fmt: skip
 
 
@@ -92,28 +96,38 @@ def _verdicts(res: dict[str, Any]) -> list[str]:
 
 
 def test_claims_follow_the_numbers() -> None:
-    assert _verdicts(_results(0.8, 0.5, 0.7, (0.9, 0.4), (0.5, 0.8))) == ["holds"] * 4
-    v = _verdicts(_results(0.6, 0.5, 0.7, (0.3, 0.4), (0.8, 0.6)))
-    assert v[:3] == ["fails"] * 3  # FC beats ours, MAE identifies better, more data hurt
+    assert _verdicts(_results(0.8, 0.5, 0.7, (0.9, 0.4), (0.5, 0.8))) == ["holds"] * 5
+    v = _verdicts(_results(0.6, 0.5, 0.7, (0.3, 0.4), (0.8, 0.6), fc_ident=0.95, spectral=0.4))
+    assert v == ["fails"] * 5  # FC beats ours, MAE identifies better, more data hurt, no phenotype, FC trivial
 
 
 def test_no_claim_holds_at_chance() -> None:
-    c = 1 / 3
-    v = _verdicts(_results(c, c, c, (1 / 7, 1 / 7), (c, c)))
-    assert "holds" not in v and v[:3] == ["inconclusive"] * 3 and v[3] == "fails"
+    c, i = 1 / 3, 1 / 48
+    v = _verdicts(_results(c, c, c, (i, i), (i, i), spectral=c))
+    assert "holds" not in v[:4] and v[:3] == ["inconclusive"] * 3 and v[3] == "fails"
+
+
+def test_claim_targets_and_bounds_come_from_the_results() -> None:
+    cs = claims(_results(0.8, 0.5, 0.7, (0.9, 0.4), (0.5, 0.8)))
+    assert "bifurcation class" in cs[0].claim and "48 simulated subjects" in cs[1].metric
+    assert cs[2].chance == 1 / 48 and "identification" in cs[2].metric
+    assert cs[4].threshold == 0.9 and cs[4].better == "lower"
 
 
 def test_report_has_the_table() -> None:
     text = re.sub(r" +", " ", report(_results(0.8, 0.5, 0.7, (0.9, 0.4), (0.5, 0.8))))  # markdown_table pads the cells
-    assert "| brain-semantoks | 0.800 | 0.000 | 0.900 | — | 64 |" in text and "Scaling" in text
+    assert "| brain-semantoks | 0.800 | 0.000 | 0.900 | 0.300 | — | 64 |" in text and "Scaling" in text
+    assert "probe the phenotype at 0.800 and identify 0.200" in text and "global coupling at 0.700" in text
 
 
 def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     run, results = smoke_run(cli.METHODS[NAME], tmp_path)
     assert set(results["models"]) == {"brain-semantoks", "brain-semantoks@0.5", "mask-reconstruct", "fc", "random-init"}
     assert results["data"]["rois"] == 80 and results["data"]["hcp_subjects"] == 7
+    assert results["data"]["probe_subjects"] == 12 and results["data"]["probe_scans"] == 24
+    assert results["chance"]["identification"] == 1 / 12 and 0 <= results["control"]["spectral_bacc"] <= 1
     assert [n for n, _ in results["scaling"]] == [4, 8]
-    assert len(results["claims"]) == 4
+    assert len(results["claims"]) == 5
     assert all(-1.0 <= m["subject_cosine"] <= 1.0 for m in results["models"].values())
     assert (run.path / "figures" / "probe.png").is_file()
     import torch
@@ -131,15 +145,23 @@ def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
              "models/fc/probe_bacc", "scaling/0/1"], trivial=chance, worse=chance - 0.1),
         Arms(ours=["models/brain-semantoks/identification"], others=["models/mask-reconstruct/identification"],
              trivial=results["chance"]["identification"], worse=0.0),
-        Arms(ours=["scaling/1/1"], others=[], trivial=chance, worse=chance - 0.1),
+        Arms(ours=["scaling/1/1"], others=["scaling/0/1"], trivial=results["chance"]["scaling"], worse=0.0),
+        Arms(ours=["control/spectral_bacc"], others=[], trivial=chance, worse=chance - 0.1),
     ]  # fmt: skip
+    ident = results["chance"]["identification"]
     collapsed = copy.deepcopy(results)  # a collapsed encoder: every subject the same feature, probe at chance
-    collapsed["models"]["brain-semantoks"].update(probe_bacc=chance, identification=results["chance"]["identification"])
+    collapsed["models"]["brain-semantoks"].update(probe_bacc=chance, identification=ident)
+    collapsed["scaling"][-1][1] = ident
     fc_dead = copy.deepcopy(results)  # the baselines (and the controlled check) at chance
     for m in ("fc", "mask-reconstruct"):
         fc_dead["models"][m]["probe_bacc"] = chance
+    fc_dead["models"]["mask-reconstruct"]["identification"] = ident
+    fc_dead["control"]["spectral_bacc"] = chance
+    fc_trivial = copy.deepcopy(results)  # FC identifies every simulated subject: the task is FC's by design
+    fc_trivial["models"]["fc"]["identification"] = 1.0
     assert_no_claim_holds(claims, results, arms, extra_cases={"collapsed encoder": collapsed,
-                                                              "baselines at chance": fc_dead})  # fmt: skip
+                                                              "baselines at chance": fc_dead,
+                                                              "FC-trivial identification": fc_trivial})  # fmt: skip
 
 
 def test_resume_skips_finished_models(tmp_path: Path) -> None:

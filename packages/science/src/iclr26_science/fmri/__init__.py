@@ -16,7 +16,7 @@ from iclr26_science._extras import require
 
 require("fmri", __name__)
 
-from iclr26_science.fmri.baselines import MaskedAutoencoder, fc_features
+from iclr26_science.fmri.baselines import MaskedAutoencoder, fc_features, spectral_features
 from iclr26_science.fmri.data import (
     HCP_TR,
     BoldSet,
@@ -61,7 +61,7 @@ from iclr26_science.fmri.semantoks import (
     slice_mask,
     token_loss,
 )
-from iclr26_science.fmri.simulate import CohortSpec, simulate_cohort, simulate_subject
+from iclr26_science.fmri.simulate import CohortSpec, hopf_euler, simulate_cohort, simulate_subject
 from iclr26_science.fmri.tokenizer import SemanticTokenizer, SLConv, naive_slconv
 
 __all__ = [
@@ -87,6 +87,7 @@ __all__ = [
     "ema_momentum",
     "ema_update",
     "fc_features",
+    "hopf_euler",
     "identification_accuracy",
     "labelled_rois",
     "linear_probe_cv",
@@ -105,6 +106,7 @@ __all__ = [
     "simulate_cohort",
     "simulate_subject",
     "slice_mask",
+    "spectral_features",
     "sliding_windows",
     "subject_folds",
     "token_loss",

@@ -7,6 +7,8 @@
   tokens ; CLS]`` of the encoder on the unmasked input (the same ``cls_avg`` recipe as ours).
 * :func:`fc_features` — functional connectivity: Fisher-z of the upper triangle of the Pearson correlation
   matrix, ``[R, T] → [R(R−1)/2]``.
+* :func:`spectral_features` — each ROI's spectral centroid and width in the BOLD band (a hand-made temporal
+  feature for the simulator's controlled check, not a paper baseline), ``[R, T] → [2R]``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from torch import nn
 
 from iclr26_science.fmri.semantoks import Block, sincos_embedding
 
-__all__ = ["MaskedAutoencoder", "fc_features"]
+__all__ = ["MaskedAutoencoder", "fc_features", "spectral_features"]
 
 
 def fc_features(x: np.ndarray) -> np.ndarray:
@@ -26,6 +28,22 @@ def fc_features(x: np.ndarray) -> np.ndarray:
     c = np.atleast_2d(np.asarray(np.corrcoef(np.asarray(x, dtype=np.float64))))
     iu = np.triu_indices(c.shape[0], 1)
     return np.arctanh(np.clip(np.nan_to_num(c[iu]), -0.999, 0.999))
+
+
+def spectral_features(x: np.ndarray, tr: float, low: float = 0.01, high: float = 0.1, segment: int = 40) -> np.ndarray:
+    """Per ROI, the centroid ``c = Σ f p(f) / Σ p(f)`` and width ``√(Σ (f − c)² p(f) / Σ p(f))`` of the Welch
+    power spectrum ``p`` (``scipy.signal.welch``, Hann segments of ``min(segment, T)`` samples at ``1/tr``
+    Hz) over the frequencies in ``[low, high]`` Hz: ``[R, T] → [2R]`` (centroids, then widths; Hz)."""
+    from scipy import signal
+
+    arr = np.asarray(x, dtype=np.float64)
+    f, p = signal.welch(arr, fs=1.0 / tr, nperseg=min(segment, arr.shape[-1]))
+    keep = (f >= low) & (f <= high)
+    f, p = f[keep], p[:, keep]
+    p = p / np.maximum(p.sum(1, keepdims=True), 1e-30)
+    centroid = (p * f).sum(1)
+    width = np.sqrt((p * (f - centroid[:, None]) ** 2).sum(1))
+    return np.concatenate([centroid, width])
 
 
 class MaskedAutoencoder(nn.Module):

