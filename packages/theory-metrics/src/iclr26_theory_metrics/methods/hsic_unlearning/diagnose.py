@@ -118,13 +118,6 @@ def shuffle_noise(
     }
 
 
-def rank_auc(pos: Sequence[float], neg: Sequence[float]) -> float:
-    """P(a value of ``pos`` > one of ``neg``), ties counted ½ (as the run's ``auc_mean_h``)."""
-    from iclr26_theory_metrics.methods.hsic_unlearning.train import rank_auc as _auc
-
-    return _auc(pos, neg)
-
-
 def _paired(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
     d = [x - y for x, y in zip(a, b, strict=True)]
     lo, hi = t_interval(d)
@@ -148,7 +141,9 @@ def diagnose_features(
     one), on these subsets) and ``auc_placebo`` (the same between the out-of-training reference pool and the
     unseen pool, both never trained on: what a difference between two fixed pools gives on its own);
     per variant: each model's OTR with its MC interval and draws, and ``retrain_minus_original`` (paired mean and
-    interval over the draws), the validity claim's gain."""
+    interval over the draws), the validity claim's gain (AUCs: the run's ``rank_auc``)."""
+    from iclr26_theory_metrics.methods.hsic_unlearning.train import rank_auc
+
     size = cfg.subset_size
     out: dict[str, Any] = {"seed": seed, "subset_size": size, "models": {}, "variants": {}}
     for name, pools in feats.items():
