@@ -39,7 +39,12 @@ if TYPE_CHECKING:
     from iclr26_generative_vision.nn.dit import ClassConditionalDiT
     from iclr26_generative_vision.nn.resmlp import ResidualMLPDenoiser
     from iclr26_generative_vision.nn.vit_backbone import ViTBackbone, load_vit_backbone, vit_backbone_from_config
-    from iclr26_generative_vision.retrieval.elvis import ELViS, chamfer_ot_similarity, chamfer_similarity
+    from iclr26_generative_vision.retrieval.elvis import (
+        ELViS,
+        chamfer_ot_similarity,
+        chamfer_similarity,
+        load_official_elvis,
+    )
     from iclr26_generative_vision.retrieval.rrt import RerankingTransformer
 
 _LAZY = {
@@ -63,6 +68,7 @@ _LAZY = {
     "ELViS": "iclr26_generative_vision.retrieval.elvis",
     "chamfer_similarity": "iclr26_generative_vision.retrieval.elvis",
     "chamfer_ot_similarity": "iclr26_generative_vision.retrieval.elvis",
+    "load_official_elvis": "iclr26_generative_vision.retrieval.elvis",
     "RerankingTransformer": "iclr26_generative_vision.retrieval.rrt",
     "retrieval_benchmark": "iclr26_generative_vision.data.retrieval",
     "CausalDeltaEncoder": "iclr26_generative_vision.nn.causal_delta",
@@ -98,6 +104,7 @@ __all__ = [
     "chamfer_similarity",
     "draw_paths",
     "dupa_loss",
+    "load_official_elvis",
     "euler_sample",
     "guided_sample",
     "l1_sparsity",

@@ -236,7 +236,10 @@ class ELViS(nn.Module, PyTorchModelHubMixin):
         self.proj = nn.Sequential(nn.Linear(in_dim, dim), nn.LayerNorm(dim)) if project else nn.Identity()
         self.h = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, 1), nn.Tanh())
         self.omega = nn.Parameter(torch.tensor(1.0))
-        self.f = nn.Sequential(nn.Linear(1, f_hidden), nn.LayerNorm(f_hidden), nn.GELU(), nn.Linear(f_hidden, 1))
+        # f's LayerNorm has eps 1e-6 as the official ``Elvis`` (its norm_layer); the projection's keeps 1e-5
+        self.f = nn.Sequential(
+            nn.Linear(1, f_hidden), nn.LayerNorm(f_hidden, eps=1e-6), nn.GELU(), nn.Linear(f_hidden, 1)
+        )
         self.g = nn.Sequential(nn.Linear(1, g_hidden), nn.GELU(), nn.Linear(g_hidden, 1))
         self.apply(self._init)
         if dustbin != "learned":
