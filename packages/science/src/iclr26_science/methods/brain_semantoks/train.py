@@ -51,14 +51,13 @@ from iclr26_science.fmri import (
     sliding_windows,
     spectral_features,
 )
+from iclr26_science.methods.brain_semantoks.claims import OURS
 from iclr26_science.methods.brain_semantoks.config import BrainSemantoksConfig
 from iclr26_science.methods.brain_semantoks.model import build_encoder, build_mae, build_pretrainer
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.errors import DataError
 from iclr26_shared.progress import ProgressBar
 from iclr26_shared.runs import RunDir
-
-OURS = "brain-semantoks"
 
 __all__ = ["build_cohorts", "dry_run", "extract", "pretrain_encoder", "pretrain_mae", "pretrain_semantoks", "run"]
 
@@ -301,8 +300,8 @@ def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
     ckpt = run.load_checkpoint()
     state: dict[str, Any] = {"done": [], "eval": {}, "history": {}} if ckpt is None else ckpt[1]
     order = np.random.default_rng(cfg.data_seed + 17).permutation(len(pool.scans))
-    plans: list[tuple[str, float]] = [("brain-semantoks", 1.0)]
-    plans += [(f"brain-semantoks@{f:g}", f) for f in cfg.scaling_fractions]
+    plans: list[tuple[str, float]] = [(OURS, 1.0)]
+    plans += [(f"{OURS}@{f:g}", f) for f in cfg.scaling_fractions]
     if cfg.run_mae:
         plans.append(("mask-reconstruct", 1.0))
     for k, (name, frac) in enumerate(plans):
@@ -318,7 +317,7 @@ def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
             state["history"][name] = {key: [h[key] for h in hist] for key in hist[0]}
         state["eval"][name] = {**_evaluate(model, probe, windows, y, cfg, run.seed), "pool": n}
         state["done"].append(name)
-        if name == "brain-semantoks":  # the pre-trained (teacher) encoder: load_model(run).features(x [B, R, T])
+        if name == OURS:  # the pre-trained (teacher) encoder: load_model(run).features(x [B, R, T])
             run.save_model(name, model, extra={"input": f"[B, {net.n_rois} ROIs, {cfg.crop} samples]",
                                                "networks": list(net.names), "tr": cfg.tr})  # fmt: skip
         run.save_checkpoint(k + 1, state)
