@@ -54,7 +54,8 @@ def main() -> None:
     for m, n in [(5, 7), (32, 40), (100, 100), (300, 250)]:
         q = F.normalize(torch.randn(4, m, 768), dim=-1)
         x = F.normalize(torch.randn(4, n, 768), dim=-1)
-        x[0] = q[0, :n] if n <= m else x[0]  # one pair shares descriptors: large votes
+        if n <= m:  # one pair shares descriptors: large votes
+            x[0] = q[0, :n]
         q_pad, x_pad = torch.zeros(4, m, dtype=torch.bool), torch.zeros(4, n, dtype=torch.bool)
         with torch.no_grad():
             s_off = official(q, q_pad, x, x_pad).double()
@@ -71,7 +72,7 @@ def main() -> None:
             }
         )
     out = {
-        "official_commit_file": "elvis/models/elvis.py",
+        "official_module": "elvis/models/elvis.py (Elvis)",
         "torch": torch.__version__,
         "seed": args.seed,
         "pairs": rows,
