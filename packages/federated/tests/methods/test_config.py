@@ -88,6 +88,7 @@ def test_run_config_conversion() -> None:
 #: A value different from the smoke preset's for every config field (a new field must be added here).
 _CHANGED: dict[str, object] = {
     "dataset": "digits",
+    "data_file": "/data/mine.npz",
     "known_classes": 5,
     "unknown_classes": 3,
     "labels_per_class": 7,
@@ -138,13 +139,15 @@ def test_every_config_field_round_trips_through_flwr_run_config(tmp_path) -> Non
     conversion: every field comes back with its changed value."""
     from flwr.common.config import get_fused_config_from_dir, parse_config_args
 
+    from iclr26_federated.methods.fedopenmatch.flwr_app import materialize_app
     from iclr26_federated.methods.fedopenmatch.utils import (
-        APP_DIR,
         RunConfigCommon,
         config_from_run_config,
         run_config_from_config,
         write_run_config,
     )
+
+    app_dir = materialize_app(tmp_path / "app")  # the packaged app, as `flwr run` gets it from a wheel
 
     assert set(_CHANGED) == {f.name for f in dataclasses.fields(FedOpenMatchConfig)}
     smoke = PRESETS["smoke"]
@@ -152,14 +155,14 @@ def test_every_config_field_round_trips_through_flwr_run_config(tmp_path) -> Non
     cfg = dataclasses.replace(smoke, **_CHANGED)
     common = RunConfigCommon(preset="quick", seed=12, device="cpu", out_dir="o u't", run_dir="/tmp/r\\x")
     path = write_run_config(run_config_from_config(cfg, common), tmp_path / "run-config.toml")
-    fused = get_fused_config_from_dir(APP_DIR, parse_config_args([str(path)]))
+    fused = get_fused_config_from_dir(app_dir, parse_config_args([str(path)]))
     # the preset quick's values would show through any field that failed to travel
     back, back_common = config_from_run_config(fused)
     assert back_common == common
     assert back == dataclasses.replace(PRESETS["quick"], **_CHANGED) == cfg
     # an undeclared key: Flower refuses it, and we refuse it before calling Flower, naming it
     with pytest.raises(ValueError, match="no-such-key"):
-        get_fused_config_from_dir(APP_DIR, {"no-such-key": 1})
+        get_fused_config_from_dir(app_dir, {"no-such-key": 1})
     with pytest.raises(ConfigError, match="'no-such-key'.*declared in"):
         write_run_config({"no-such-key": 1}, tmp_path / "bad.toml")
 

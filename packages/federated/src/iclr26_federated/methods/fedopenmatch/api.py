@@ -14,14 +14,22 @@ in-process Grid (:class:`~.utils.InlineGrid`), on
 
 Every knob is a :class:`~.config.FedOpenMatchConfig` field (``known_classes`` and ``num_clients`` are
 taken from the data); ``variant`` picks an ablation or a baseline (``no-la``, ``fedavg-openmatch``, ...).
+
+``fit`` hands the data and the network to the ClientApp the way ``flwr run`` does, as files named in the
+job's config: :func:`save_data` writes the data file (``data_file``) and the network is saved whole
+(``model_file``) in a temporary folder, removed afterwards. :func:`save_data` is also how you point
+``flwr run`` (``--run-config "data-file='...'"``) or the CLI (``--data-file``) at your data, and
+:func:`save_node_data` writes one SuperNode's own images (``--node-config "data-file='...'"``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,12 +37,10 @@ import torch
 from torch import nn
 
 from iclr26_federated.data.augment import normalize
-from iclr26_federated.data.partition import OpenSetSplit
 from iclr26_federated.methods.fedopenmatch.config import FedOpenMatchConfig, job_params
-from iclr26_federated.methods.fedopenmatch.dataset import register_source, unregister_source
 from iclr26_federated.nn.models import OpenSetNet
 
-__all__ = ["FitResult", "fit", "to_images"]
+__all__ = ["FitResult", "fit", "save_data", "save_node_data", "to_images"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,55 @@ def fit(
         verbose: Show Flower's per-round log lines.
     """
     dev = torch.device(device)
+    with tempfile.TemporaryDirectory(prefix="fedopenmatch-fit-") as tmp:
+        data_file = save_data(
+            Path(tmp) / "data.npz", server_data, clients, test_data, num_known=num_known, image_column=image_column
+        )
+        with np.load(data_file) as arrays:
+            server_x, num_clients = arrays["server_x"], len(arrays["client_sizes"])
+        net = model if isinstance(model, OpenSetNet) else _wrap(model, num_known, server_x)
+        model_file = Path(tmp) / "model.pt"
+        torch.save(_copy(net), model_file)
+        cfg = dataclasses.replace(
+            config or FedOpenMatchConfig(),
+            known_classes=num_known,
+            num_clients=num_clients,
+            engine="inline",
+            data_file=str(data_file),
+        )
+        from iclr26_federated.methods.fedopenmatch.client_app import app as client_app
+        from iclr26_federated.methods.fedopenmatch.train import federate
+        from iclr26_federated.methods.fedopenmatch.utils import InlineGrid
+
+        flwr_log = logging.getLogger("flwr")
+        level = flwr_log.level
+        flwr_log.setLevel(logging.INFO if verbose else logging.ERROR)  # the strategy's banners, per-round lines
+        try:
+            params = job_params(cfg, variant, seed, device=str(dev), model_file=str(model_file))
+            record, trained = federate(InlineGrid(client_app, cfg.num_clients), params, dev)
+        finally:
+            flwr_log.setLevel(level)
+    return FitResult(trained.eval(), record["history"], record["final"], record["failures"])
+
+
+def save_data(
+    path: str | Path,
+    server_data: tuple[Any, Any],
+    clients: Any,
+    test_data: tuple[Any, Any],
+    *,
+    num_known: int,
+    image_column: str = "image",
+) -> Path:
+    """Write your data as the data file that the app's ``data_file`` config field (``data-file`` in
+    ``flwr run --run-config``, ``--data-file`` on the CLI) names; returns its path.
+
+    The file (.npz, no pickles) holds ``num_known``, ``server_x``/``server_y``, ``test_x``/``test_y``, the
+    clients' images one after another in ``unlabelled`` and ``client_sizes`` (client i's images are the
+    i-th block: Flower Datasets' ``SizePartitioner`` gives each ClientApp its own by ``partition-id``).
+    Arguments as in :func:`fit`; ``clients`` is a list of per-client image sets or a flwr-datasets
+    ``Partitioner`` with its data set assigned. Bad data is a ``ValueError`` in one line.
+    """
     server_x = to_images(server_data[0], image_column)
     server_y = _labels(server_data[1], 0, num_known - 1, "server")
     test_x = to_images(test_data[0], image_column)
@@ -134,38 +189,37 @@ def fit(
     client_x = _clients(clients, image_column)
     if len(server_x) != len(server_y) or len(test_x) != len(test_y):
         raise ValueError("server_data and test_data need as many labels as images")
-    split = OpenSetSplit(
-        name="user",
-        num_known=num_known,
-        known_classes=tuple(range(num_known)),
-        unknown_classes=(),
-        server_x=server_x,
-        server_y=server_y,
-        client_x=client_x,
-        client_y=(),
-        client_orig=(),
-        test_x=test_x,
-        test_y=test_y,
-    )
-    net = model if isinstance(model, OpenSetNet) else _wrap(model, num_known, server_x)
-    cfg = dataclasses.replace(
-        config or FedOpenMatchConfig(), known_classes=num_known, num_clients=len(client_x), engine="inline"
-    )
-    from iclr26_federated.methods.fedopenmatch.client_app import app as client_app
-    from iclr26_federated.methods.fedopenmatch.train import federate
-    from iclr26_federated.methods.fedopenmatch.utils import InlineGrid
+    if num_known < 2:
+        raise ValueError(f"num_known must be at least 2 (the OVA loss needs a negative class), got {num_known}")
+    shapes = {x.shape[1:] for x in (server_x, test_x, *client_x)}
+    if len(shapes) != 1:
+        raise ValueError(f"every image set needs the same image shape, got {sorted(map(list, shapes))}")
+    if any(len(x) == 0 for x in client_x):
+        raise ValueError(f"every client needs at least one image, got sizes {[len(x) for x in client_x]}")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as fh:  # a file object: np.savez would append ".npz" to a name without it
+        np.savez(
+            fh,
+            num_known=np.int64(num_known),
+            server_x=server_x,
+            server_y=server_y,
+            test_x=test_x,
+            test_y=test_y,
+            unlabelled=np.concatenate(client_x),
+            client_sizes=np.asarray([len(x) for x in client_x], dtype=np.int64),
+        )
+    return out
 
-    key = register_source(split, _copy(net))
-    flwr_log = logging.getLogger("flwr")
-    level = flwr_log.level
-    flwr_log.setLevel(logging.INFO if verbose else logging.ERROR)  # the strategy's banners and per-round lines
-    try:
-        params = job_params(cfg, variant, seed, device=str(dev), source=key)
-        record, trained = federate(InlineGrid(client_app, cfg.num_clients), params, dev)
-    finally:
-        unregister_source(key)
-        flwr_log.setLevel(level)
-    return FitResult(trained.eval(), record["history"], record["final"], record["failures"])
+
+def save_node_data(path: str | Path, images: Any, image_column: str = "image") -> Path:
+    """Write one SuperNode's own unlabelled images (``unlabelled``) as the file its
+    ``--node-config "data-file='...'"`` names (the node trains on all of them); returns its path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as fh:
+        np.savez(fh, unlabelled=to_images(images, image_column))
+    return out
 
 
 def _copy(net: OpenSetNet) -> OpenSetNet:

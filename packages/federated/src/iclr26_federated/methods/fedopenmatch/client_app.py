@@ -2,11 +2,13 @@
 
 A train message carries ``arrays`` (the global weights) and ``config`` (the job's :class:`JobParams`
 plus Flower's ``server-round``). The client rebuilds its unlabelled partition from the job's split
-parameters and its ``partition-id`` (``context.node_config``), trains, and replies with its weights
-and a MetricRecord holding ``num-examples`` (FedAvg's weight), the losses and the pseudo-label statistics
-(fractions, so FedAvg's weighted mean is the fraction over all clients' images; no ids, which would be
-averaged too). The client's ``partition-id`` travels in a separate ConfigRecord (``"client"``), which
-FedAvg ignores and the strategy uses to aggregate replies in a fixed order.
+parameters and its ``partition-id`` (``context.node_config``), or reads it from a user's data file (the
+node config's ``data-file``, else the job's ``data_file``: :func:`~.dataset.client_data`), trains, and
+replies with its weights and a MetricRecord holding ``num-examples`` (FedAvg's weight), the losses and
+the pseudo-label statistics (fractions, so FedAvg's weighted mean is the fraction over all clients'
+images; no ids, which would be averaged too). The client's ``partition-id`` travels in a separate
+ConfigRecord (``"client"``), which FedAvg ignores and the strategy uses to aggregate replies in a fixed
+order.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, 
 from flwr.clientapp import ClientApp
 
 from iclr26_federated.methods.fedopenmatch.config import JobParams
-from iclr26_federated.methods.fedopenmatch.dataset import client_partition, load_split
+from iclr26_federated.methods.fedopenmatch.dataset import client_data
 from iclr26_federated.methods.fedopenmatch.model import make_model, train_client
 
 __all__ = ["app", "client_generator", "node_partition", "train"]
@@ -61,18 +63,18 @@ def train(msg: Message, context: Context) -> Message:
     if pid == params.fail_client and server_round == params.fail_round:
         raise RuntimeError(f"client {pid}: injected failure in round {server_round} (fail_client test hook)")
     device = torch.device(params.device if params.device == "cpu" or torch.cuda.is_available() else "cpu")
-    split = load_split(params)
-    model = make_model(params, split.in_channels)
+    data = client_data(params, pid, context.node_config)
+    model = make_model(params, data.in_channels)
     model.load_state_dict(msg.content.array_records["arrays"].to_torch_state_dict())
     metrics = train_client(
         model,
-        client_partition(params, pid),
+        data.images,
         params,
         client_generator(params.seed, pid, server_round),
         device,
         server_round=server_round,
         # pseudo-label precision only (never trained on); a user's own clients come without labels
-        true_labels=split.client_y[pid] if split.client_y else None,
+        true_labels=data.labels,
     )
     content = RecordDict(
         {

@@ -62,6 +62,11 @@ class FedOpenMatchConfig:
     # ----- data and split -----
     dataset: Dataset = "mnist-5k"
     """Image set: mnist-5k or digits (offline, ship in PyPI wheels); fashion-mnist, cifar10, cifar100 (opt-in)."""
+    data_file: str = ""
+    """Your own data instead of ``dataset``: a .npz written by ``fedopenmatch.save_data`` (server's labelled
+    set, test set, clients' unlabelled images, split into num_clients partitions by Flower Datasets). Read by
+    the server and by every ClientApp (a SuperNode's own ``--node-config data-file=...`` replaces it there);
+    known_classes and num_clients must match the file. "" = the built-in ``dataset``."""
     known_classes: Annotated[int, at.Ge(2)] = 6
     """K: classes 0..K-1 are known (labelled at the server); at least 2 (the OVA loss needs a negative class)."""
     unknown_classes: PosInt = 4
@@ -197,9 +202,9 @@ class JobParams(FedOpenMatchConfig):
     """Keep a FixMatch pseudo-label only when the OVA test says inlier for ŷ."""
     federated: bool = True
     """False for labeled-only (no client training)."""
-    source: str = ""
-    """Key of a user's own data and network registered in this process by :func:`~.api.fit` ("" = the
-    built-in ``dataset`` split and ``arch`` network)."""
+    model_file: str = ""
+    """A user's initial network (an ``OpenSetNet`` saved whole with ``torch.save``, as :func:`~.api.fit`
+    writes it; its classes must be importable where the ClientApps run); "" = the built-in ``arch``."""
 
     def to_record(self) -> dict[str, Any]:
         """Flat dict of str/int/float/bool and lists of str (a Flower ConfigRecord's content)."""
@@ -217,7 +222,9 @@ class JobParams(FedOpenMatchConfig):
         return config_from_dict(cls, {n: record[n] for n in names})
 
 
-def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "cpu", *, source: str = "") -> JobParams:
+def job_params(
+    cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "cpu", *, model_file: str = ""
+) -> JobParams:
     """Resolve a variant into the flags it runs with (every other field is ``cfg``'s).
 
     * fedopenmatch: GS, LA (ω = ``la_weight``), ``consistency`` (LCR), OVA pseudo-labels, inlier filter;
@@ -247,7 +254,8 @@ def job_params(cfg: FedOpenMatchConfig, variant: str, seed: int, device: str = "
     cons = flags.get("consistency", cfg.consistency)
     cons_weight = {"lcr": cfg.lcr_weight, "socr": cfg.socr_weight, "none": 0.0}[cons]
     base = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(FedOpenMatchConfig)}
-    return JobParams(**base | flags, variant=variant, seed=seed, device=device, cons_weight=cons_weight, source=source)  # type: ignore[arg-type]
+    job = {"variant": variant, "seed": seed, "device": device, "cons_weight": cons_weight, "model_file": model_file}
+    return JobParams(**base | flags | job)
 
 
 PRESETS: dict[str, FedOpenMatchConfig] = {

@@ -15,6 +15,7 @@ Tensor shapes: images ``uint8 [N, H, W(, 3)]``; inlier logits ``p [B, K]``; OVA 
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -36,6 +37,7 @@ from iclr26_federated.nn.losses import (
 )
 from iclr26_federated.nn.metrics import OpenSetMetrics, msp_predict, open_set_metrics, openmatch_predict
 from iclr26_federated.nn.models import OpenSetNet, build_model
+from iclr26_shared.errors import DataError
 
 if TYPE_CHECKING:
     from iclr26_federated.methods.fedopenmatch.config import JobParams
@@ -57,12 +59,34 @@ __all__ = [
 
 def make_model(params: JobParams, in_channels: int) -> OpenSetNet:
     """The job's network, initialised from its seed (identical on the server and every client); a copy of
-    the user's registered network when the job has a ``source`` (:func:`~.api.fit`)."""
-    if params.source:
-        from iclr26_federated.methods.fedopenmatch.dataset import source
-
-        return copy.deepcopy(source(params.source).model)
+    the user's network saved in ``params.model_file`` (:func:`~.api.fit`) when the job names one."""
+    if params.model_file:
+        return copy.deepcopy(_load_model_file(params.model_file))
     return build_model(params.arch, in_channels, params.known_classes, params.width, seed=params.seed)  # type: ignore[arg-type]
+
+
+def _load_model_file(path: str) -> OpenSetNet:
+    """The ``OpenSetNet`` saved whole (``torch.save(net)``) in ``path``, cached per process by path and
+    modification time; a :class:`DataError` naming ``model_file`` otherwise."""
+    from pathlib import Path
+
+    try:
+        mtime = Path(path).stat().st_mtime_ns
+    except OSError:
+        raise DataError(f"model_file = {path!r}: no such file") from None
+    return _read_model_file(path, mtime)
+
+
+@functools.lru_cache(maxsize=2)
+def _read_model_file(path: str, mtime_ns: int) -> OpenSetNet:
+    try:
+        # a whole module (pickle): the user's own network classes; only files this process's user wrote
+        net = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # unpickling can fail in many ways (a class not importable here, a bad file)
+        raise DataError(f"model_file = {path!r} could not be loaded: {type(err).__name__}: {err}") from None
+    if not isinstance(net, OpenSetNet):
+        raise DataError(f"model_file = {path!r} holds a {type(net).__name__}, expected an OpenSetNet")
+    return net
 
 
 def lr_at(params: JobParams, server_round: int) -> float:

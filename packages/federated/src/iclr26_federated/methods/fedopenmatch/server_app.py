@@ -1,6 +1,6 @@
 """FedOpenMatch's ServerApp for ``flwr run`` (Flower's supported runtime; same code as the in-process Grid).
 
-``context.run_config`` (``[tool.flwr.app.config]`` of ``packages/federated/pyproject.toml``: every config
+``context.run_config`` (``[tool.flwr.app.config]`` of the app directory, :mod:`.flwr_app`: every config
 field, ``""`` = the preset's value; overridable with ``flwr run ... --run-config "num-rounds=5
 variants='fedopenmatch,labeled-only'"``) is converted once into a typed :class:`FedOpenMatchConfig`.
 

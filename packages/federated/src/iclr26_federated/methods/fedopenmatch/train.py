@@ -35,11 +35,10 @@ from iclr26_federated.methods.fedopenmatch.config import (
     JobParams,
     job_params,
 )
-from iclr26_federated.methods.fedopenmatch.dataset import load_split
+from iclr26_federated.methods.fedopenmatch.dataset import client_partition, load_split
 from iclr26_federated.methods.fedopenmatch.model import evaluate, make_model, train_server
 from iclr26_federated.methods.fedopenmatch.strategy import FedOpenMatchStrategy
 from iclr26_federated.nn.models import OpenSetNet
-from iclr26_shared.errors import UsageError
 from iclr26_shared.io import read_json
 from iclr26_shared.runs import RunDir
 
@@ -326,11 +325,13 @@ def federation_config(cfg: FedOpenMatchConfig, device: torch.device) -> str:
 
 def _run_ray(cfg: FedOpenMatchConfig, run: RunDir) -> dict[str, Any]:
     """Flower's supported runtime for flwr 1.42: a local SuperLink in simulation mode (its own free ports,
-    state under ``<run>/flower``) and ``flwr run`` of this package's app with every config field and
-    ``run-dir`` in the run config. The ServerApp writes its results into this run directory; Flower's and
-    Ray's output go to ``<run>/flower/*.log`` (not the terminal). Every started process is stopped by PID."""
+    state under ``<run>/flower``) and ``flwr run`` of this package's app (the packaged app directory,
+    written to ``<run>/flower/app``: it names the installed components, so an installed wheel runs it) with
+    every config field and ``run-dir`` in the run config. The ServerApp writes its results into this run
+    directory; Flower's and Ray's output go to ``<run>/flower/*.log`` (not the terminal). Every started
+    process is stopped by PID. A user's ``data_file`` is read here first, so a bad one is a one-line error
+    before any Flower process starts."""
     from iclr26_federated.methods.fedopenmatch.utils import (
-        APP_DIR,
         RunConfigCommon,
         flwr_run,
         log_tail,
@@ -338,11 +339,8 @@ def _run_ray(cfg: FedOpenMatchConfig, run: RunDir) -> dict[str, Any]:
         start_superlink,
     )
 
-    if not (APP_DIR / "pyproject.toml").is_file():
-        raise UsageError(
-            f"--engine ray runs `flwr run` on the app's source directory, which is absent ({APP_DIR}); "
-            "use --engine inline"
-        )
+    if cfg.data_file:
+        load_split(job_params(cfg, cfg.variants[0], run.seed))  # DataError / ConfigError naming the field
     home = run.path / "flower"
     out_file = run.path / RESULTS_FILE
     out_file.unlink(missing_ok=True)
@@ -408,7 +406,7 @@ def dry_run(cfg: FedOpenMatchConfig, device: torch.device) -> dict[str, Any]:
     model = make_model(params, split.in_channels).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=params.lr, momentum=params.momentum, nesterov=params.momentum > 0)
     gen = torch.Generator().manual_seed(0)
-    images = split.client_x[0][:2]
+    images = client_partition(params, 0)[:2]
     pl = make_pseudo_labels(model, images, params, device)
     model.train()
     xw = weak_view(torch.from_numpy(images), gen, hflip=params.hflip, device=device)

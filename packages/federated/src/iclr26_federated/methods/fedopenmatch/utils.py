@@ -12,7 +12,9 @@
 * Flower processes for ``flwr run`` (the supported way to run a Flower app in flwr 1.42):
   :class:`FlowerProcess` starts ``flower-superlink`` / ``flower-supernode`` on free ports in their own
   process group, stops them by PID, and gives each a reaper process that kills the group when this
-  process dies (SIGKILL included); :func:`flwr_run` submits this package's app to a SuperLink.
+  process dies (SIGKILL included); :func:`flwr_run` submits this package's app to a SuperLink: by default
+  the app directory that :func:`~.flwr_app.materialize_app` writes (one ``pyproject.toml`` naming the
+  installed components), so it works from an installed wheel as from the checkout.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ from iclr26_shared.config import config_from_dict, config_to_dict, validate
 from iclr26_shared.errors import ConfigError
 
 __all__ = [
-    "APP_DIR",
     "CLIENT_APP_RAISED_EXCEPTION",
     "COMMON_RUN_CONFIG",
     "FlowerProcess",
@@ -59,9 +60,6 @@ __all__ = [
     "start_superlink",
     "start_supernode",
 ]
-
-#: The Flower app's directory (``packages/federated``: its pyproject.toml holds ``[tool.flwr.app]``).
-APP_DIR = Path(__file__).resolve().parents[4]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -394,22 +392,28 @@ def start_supernode(
     return node
 
 
-def declared_run_config(app_dir: Path = APP_DIR) -> dict[str, Any]:
-    """``[tool.flwr.app.config]`` of the app's pyproject.toml."""
+def declared_run_config(app_dir: Path | None = None) -> dict[str, Any]:
+    """``[tool.flwr.app.config]``: the packaged app's (:func:`~.flwr_app.declared_run_config`, generated from
+    the config fields), or that of the ``pyproject.toml`` in ``app_dir`` when given."""
+    if app_dir is None:
+        from iclr26_federated.methods.fedopenmatch.flwr_app import declared_run_config as packaged
+
+        return packaged()
     import tomllib
 
     data = tomllib.loads((app_dir / "pyproject.toml").read_text(encoding="utf-8"))
     return dict(data["tool"]["flwr"]["app"]["config"])
 
 
-def check_run_config_keys(run_config: Mapping[str, Any], app_dir: Path = APP_DIR) -> None:
+def check_run_config_keys(run_config: Mapping[str, Any], app_dir: Path | None = None) -> None:
     """Raise :class:`ConfigError` naming the first key of ``run_config`` that ``[tool.flwr.app.config]``
-    does not declare. ``flwr run`` refuses such a key too, but says only "Invalid run configuration"
-    (the reason is in the SuperLink's log)."""
+    (the packaged app's, or ``app_dir``'s) does not declare. ``flwr run`` refuses such a key too, but says
+    only "Invalid run configuration" (the reason is in the SuperLink's log)."""
     declared = declared_run_config(app_dir)
+    where = "the app" if app_dir is None else str(app_dir / "pyproject.toml")
     for key, value in run_config.items():
         if key not in declared:
-            raise ConfigError(key, value, f"a key declared in [tool.flwr.app.config] of {app_dir / 'pyproject.toml'}")
+            raise ConfigError(key, value, f"a key declared in [tool.flwr.app.config] of {where}")
 
 
 def flwr_run(
@@ -419,14 +423,21 @@ def flwr_run(
     log: Path,
     *,
     federation_config: str | None = None,
-    app_dir: Path = APP_DIR,
+    app_dir: Path | None = None,
     timeout: float | None = None,
     poll: Callable[[], None] | None = None,
 ) -> int:
     """``flwr run <app_dir> local --stream --run-config <log dir>/run-config.toml`` against the SuperLink on
     ``port`` (its "local" connection points there through ``FLWR_LOCAL_*`` ports); output appended to
-    ``log``; ``poll()`` is called every second while it runs (progress); returns the exit code."""
+    ``log``; ``poll()`` is called every second while it runs (progress); returns the exit code.
+
+    ``app_dir`` defaults to the packaged app, written to ``<log dir>/app`` (:func:`~.flwr_app.materialize_app`):
+    its components are the installed package's modules, so no source tree is needed."""
     check_run_config_keys(run_config, app_dir)
+    if app_dir is None:
+        from iclr26_federated.methods.fedopenmatch.flwr_app import materialize_app
+
+        app_dir = materialize_app(log.parent / "app")
     env = flower_env(
         home,
         FLWR_LOCAL_SUPERLINK_HTTP_API_PORT=str(port),
