@@ -180,13 +180,14 @@ def save_data(
     clients' images one after another in ``unlabelled`` and ``client_sizes`` (client i's images are the
     i-th block: Flower Datasets' ``SizePartitioner`` gives each ClientApp its own by ``partition-id``).
     Arguments as in :func:`fit`; ``clients`` is a list of per-client image sets or a flwr-datasets
-    ``Partitioner`` with its data set assigned. Bad data is a ``ValueError`` in one line.
+    ``Partitioner`` with its data set assigned, or None for a server-only file (deployment: every SuperNode
+    brings its own images, :func:`save_node_data`). Bad data is a ``ValueError`` in one line.
     """
     server_x = to_images(server_data[0], image_column)
     server_y = _labels(server_data[1], 0, num_known - 1, "server")
     test_x = to_images(test_data[0], image_column)
     test_y = _labels(test_data[1], 0, num_known, "test")
-    client_x = _clients(clients, image_column)
+    client_x = () if clients is None else _clients(clients, image_column)
     if len(server_x) != len(server_y) or len(test_x) != len(test_y):
         raise ValueError("server_data and test_data need as many labels as images")
     if num_known < 2:
@@ -196,19 +197,15 @@ def save_data(
         raise ValueError(f"every image set needs the same image shape, got {sorted(map(list, shapes))}")
     if any(len(x) == 0 for x in client_x):
         raise ValueError(f"every client needs at least one image, got sizes {[len(x) for x in client_x]}")
+    arrays = {"num_known": np.int64(num_known), "server_x": server_x, "server_y": server_y}
+    arrays |= {"test_x": test_x, "test_y": test_y}
+    if client_x:
+        arrays["unlabelled"] = np.concatenate(client_x)
+        arrays["client_sizes"] = np.asarray([len(x) for x in client_x], dtype=np.int64)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as fh:  # a file object: np.savez would append ".npz" to a name without it
-        np.savez(
-            fh,
-            num_known=np.int64(num_known),
-            server_x=server_x,
-            server_y=server_y,
-            test_x=test_x,
-            test_y=test_y,
-            unlabelled=np.concatenate(client_x),
-            client_sizes=np.asarray([len(x) for x in client_x], dtype=np.int64),
-        )
+        np.savez(fh, **arrays)
     return out
 
 

@@ -370,16 +370,27 @@ def start_superlink(home: Path, log: Path, *, simulation: bool, timeout: float =
 
 
 def start_supernode(
-    home: Path, superlink_port: int, partition_id: int, num_partitions: int, log: Path, *, timeout: float = 180.0
+    home: Path,
+    superlink_port: int,
+    partition_id: int,
+    num_partitions: int,
+    log: Path,
+    *,
+    data_file: Path | None = None,
+    timeout: float = 180.0,
 ) -> FlowerProcess:
     """``flower-supernode --insecure`` connected to the SuperLink on ``superlink_port`` with the node config
-    ``partition-id``/``num-partitions`` (what the ClientApp reads), its own runtime port and FLWR_HOME;
-    returns once its port answers. Raises ``ValueError`` when ``partition_id`` is outside ``[0, num_partitions)``."""
+    ``partition-id``/``num-partitions`` (what the ClientApp reads) and, when given, ``data-file`` (this node's
+    own images, ``fedopenmatch.save_node_data``), its own runtime port and FLWR_HOME; returns once its port
+    answers. Raises ``ValueError`` when ``partition_id`` is outside ``[0, num_partitions)``."""
     if num_partitions < 1 or not 0 <= partition_id < num_partitions:
         raise ValueError(f"partition-id {partition_id} outside [0, num-partitions = {num_partitions})")
     port = free_port()
+    node_config = f"partition-id={partition_id} num-partitions={num_partitions}"
+    if data_file is not None:
+        node_config += f" data-file='{data_file.resolve()}'"
     args = ["flower-supernode", "--insecure", "--superlink", f"127.0.0.1:{superlink_port}"]
-    args += ["--node-config", f"partition-id={partition_id} num-partitions={num_partitions}"]
+    args += ["--node-config", node_config]
     args += ["--isolation", "subprocess", "--host", "127.0.0.1", "--port", str(port)]
     node_home = home / f"supernode-{partition_id}"
     node_home.mkdir(parents=True, exist_ok=True)
