@@ -54,7 +54,9 @@ def test_seeds_give_intervals_and_the_pool_matches_serial(tmp_path: Path) -> Non
     serial, outs = reproduce(specs, out_dir=tmp_path / "a", device="cpu", seeds=2, seed=3)
     assert [(o.method, o.seed) for o in outs] == [("toy-ridge", 3), ("toy-ridge", 4), ("toy-two", 3), ("toy-two", 4)]
     pool, outs2 = reproduce(specs, out_dir=tmp_path / "b", device="cpu", seeds=2, seed=3, jobs=2)
-    assert [o.claims for o in outs2] == [o.claims for o in outs]
+    # the pool runs each job on 1 thread, serial on all cores: LAPACK's float64 solve may differ in the last ulp
+    pooled = [[dataclasses.replace(c, ours=pytest.approx(c.ours, rel=1e-12)) for c in o.claims] for o in outs2]
+    assert [o.claims for o in outs] == pooled
     rows_serial = _claim_rows(serial.read_text())
     assert rows_serial == _claim_rows(pool.read_text()) and len(rows_serial) == 2
     assert "gain [95% CI]" in serial.read_text() and rows_serial[0].endswith("| holds | 2 |")

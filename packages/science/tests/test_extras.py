@@ -86,7 +86,7 @@ def test_help_and_list_need_no_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("method", "subdomain", "extra", "hidden"),
     [
-        ("protein-ttt", "proteins", "proteins", "antiberty"),
+        ("protein-ttt", "proteins", "proteins", "esm"),
         ("cryolvm", "cryoem", "cryoem", "mrcfile"),
         ("brain-semantoks", "fmri", "fmri", "nilearn"),
     ],

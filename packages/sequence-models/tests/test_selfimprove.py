@@ -211,7 +211,51 @@ def test_arithmetic_task_splits_are_disjoint_and_graded() -> None:
     assert task.score(None, prob) == 0.0
     # reasoning-gym pays a wrong answer that contains the gold digits (gold 3: "13" -> 0.5); we grade exactly
     near_miss = "1" + prob.answer.lstrip("-")
-    assert task._data.score_answer(answer=near_miss, entry=prob.entry) > 0.0  # pyright: ignore[reportPrivateUsage]
     assert task.score(near_miss, prob) == 0.0
+    assert task.score(f"+0{prob.answer}.00" if not prob.answer.startswith("-") else prob.answer + ".0", prob) == 1.0
     with pytest.raises(ValueError, match="distinct"):
         ArithmeticTask(terms=2, digits=1, sizes={"train": 400}, seed=0)
+
+
+#: reasoning-gym 0.1.25's chain_sum problems (expression, answer) for (seed, terms, digits), drawn with
+#: ``reasoning_gym.create_dataset("chain_sum", size=6, seed=seed, min_terms=terms, max_terms=terms,
+#: min_digits=digits, max_digits=digits)`` on 2026-12-05 (reasoning-gym is no longer a dependency).
+REASONING_GYM_CHAIN_SUM = {
+    (0, 2, 1): [("0 - 4", "-4"), ("4 - 1", "3"), ("1 + 5", "6"), ("5 - 9", "-4"), ("1 - 6", "-5"), ("8 - 0", "8")],
+    (7, 3, 1): [
+        ("6 + 0 - 1", "5"), ("6 + 2 + 3", "11"), ("4 + 2 - 2", "4"), ("7 + 9 - 0", "16"), ("7 + 8 + 9", "24"),
+        ("8 - 5 + 2", "5"),
+    ],
+    (123, 3, 2): [
+        ("21 + 62 + 44", "127"), ("32 - 17 - 63", "-48"), ("86 + 48 - 82", "52"), ("41 - 92 - 32", "-83"),
+        ("13 + 13 - 44", "-18"), ("75 - 56 + 27", "46"),
+    ],
+    (5, 4, 3): [
+        ("914 + 807 - 961 + 857", "1617"), ("880 + 367 - 137 - 100", "1010"), ("504 + 766 - 149 + 174", "1295"),
+        ("484 + 229 + 297 + 821", "1831"), ("373 + 241 - 290 - 987", "-663"), ("594 - 691 - 115 - 311", "-523"),
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key", sorted(REASONING_GYM_CHAIN_SUM))
+def test_chain_sum_is_reasoning_gyms_generator(key: tuple[int, int, int]) -> None:
+    from iclr26_sequence_models.selfimprove.tasks import chain_sum_entry
+
+    seed, terms, digits = key
+    got = [
+        chain_sum_entry(seed, i, min_terms=terms, max_terms=terms, min_digits=digits, max_digits=digits)
+        for i in range(6)
+    ]
+    assert [(e["metadata"]["expression"], e["answer"]) for e in got] == REASONING_GYM_CHAIN_SUM[key]
+    assert (
+        got[0]["question"]
+        == f"State the final answer to the following arithmetic problem: {got[0]['metadata']['expression']} ="
+    )
+
+
+def test_exact_decimal_match_is_reasoning_gyms_full_credit() -> None:
+    from iclr26_sequence_models.selfimprove.tasks import exact_decimal_match
+
+    assert exact_decimal_match("+01,000.00", "1000") and exact_decimal_match("-4", "-4")
+    assert not exact_decimal_match("14", "4") and not exact_decimal_match(None, "4")
+    assert not exact_decimal_match("", "4") and not exact_decimal_match("four", "4")

@@ -545,6 +545,10 @@ def reproduce(
         raise UsageError(f"--jobs must be >= 1, got {jobs}")
     if address is not None and backend != "ray":
         raise UsageError("--address needs --backend ray")
+    if backend == "ray":
+        from iclr26_shared.extras import require_extra
+
+        require_extra("iclr26-shared", "ray", ["ray"], needed_by="iclr26 reproduce --backend ray")
     if resume is not None and stored is not None:
         out = Path(resume)
         names = [str(m) for m in stored["methods"]]

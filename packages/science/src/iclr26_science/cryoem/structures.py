@@ -1,10 +1,11 @@
-"""Atomic models for density simulation: real structures that ship offline in ``MDAnalysisTests``.
+"""Atomic models for density simulation: real structures from ``MDAnalysisTests``' data folder.
 
 ``load_structure(name_or_path)`` returns an :class:`Atoms` (positions in Å, atomic numbers), read with
 MDAnalysis from a built-in name (:data:`STRUCTURES`) or any PDB/mmCIF/GRO file the user gives;
 ``adk_frames(k)`` samples the adenylate-kinase closed → open MD transition (3,341 atoms × 98 frames,
 ``adk.psf`` + ``adk_dims.dcd``). Elements come from the file when it has them, otherwise from the atom
-masses (the PSF has none).
+masses (the PSF has none). MDAnalysisTests is published only as an sdist, so its files come from the pinned
+sdist, fetched once by sha256 into the data cache (:mod:`iclr26_shared.wheeldata`; offline afterwards).
 """
 
 from __future__ import annotations
@@ -29,17 +30,29 @@ _MASSES = {"H": 1.008, "C": 12.011, "N": 14.007, "O": 15.999, "NA": 22.99, "MG":
            "S": 32.06, "CL": 35.45, "K": 39.098, "CA": 40.078, "MN": 54.938, "FE": 55.845, "CO": 58.933,
            "NI": 58.693, "CU": 63.546, "ZN": 65.38, "SE": 78.971}  # fmt: skip
 
-#: Built-in structures: name → (MDAnalysisTests.datafiles attribute, description).
+#: Built-in structures: name → (file in MDAnalysisTests' data folder, description). The files are
+#: ``MDAnalysisTests.datafiles``' PDB_closed, PDB_small, CONECT, PDB_full, PDB_sub_sol, PDB_HOLE, PDB_CRYOEM_BOX
+#: and PDB_multiframe, read from the pinned sdist (:data:`iclr26_science.wheels.MDANALYSIS_TESTS`).
 STRUCTURES: dict[str, tuple[str, str]] = {
-    "adk-closed": ("PDB_closed", "adenylate kinase, closed (1AKE-like), 214 residues"),
-    "adk-open": ("PDB_small", "adenylate kinase, open (4AKE-like), 214 residues"),
-    "1hvr": ("CONECT", "HIV-1 protease dimer with inhibitor, 1HVR, 198 residues"),
-    "4e43": ("PDB_full", "4E43, 204 residues"),
-    "cobrotoxin": ("PDB_sub_sol", "cobrotoxin (solvent removed), 62 residues"),
-    "gramicidin": ("PDB_HOLE", "gramicidin A channel, 1GRM, 30 residues"),
-    "5a7u": ("PDB_CRYOEM_BOX", "5A7U fragment from a cryo-EM box, 27 residues"),
-    "neopetrosiamide": ("PDB_multiframe", "neopetrosiamide NMR model, 27 residues"),
+    "adk-closed": ("adk_closed.pdb", "adenylate kinase, closed (1AKE-like), 214 residues"),
+    "adk-open": ("adk_open.pdb", "adenylate kinase, open (4AKE-like), 214 residues"),
+    "1hvr": ("1hvr.pdb", "HIV-1 protease dimer with inhibitor, 1HVR, 198 residues"),
+    "4e43": ("4E43.pdb", "4E43, 204 residues"),
+    "cobrotoxin": ("cobrotoxin.pdb", "cobrotoxin (solvent removed), 62 residues"),
+    "gramicidin": ("1grm_single.pdb", "gramicidin A channel, 1GRM, 30 residues"),
+    "5a7u": ("5a7u.pdb", "5A7U fragment from a cryo-EM box, 27 residues"),
+    "neopetrosiamide": ("nmr_neopetrosiamide.pdb", "neopetrosiamide NMR model, 27 residues"),
 }
+
+
+def _data_file(name: str) -> Path:
+    """A file of MDAnalysisTests' data folder, from the pinned sdist (fetched once into the data cache)."""
+    from iclr26_science.wheels import MDANALYSIS_TESTS
+    from iclr26_shared.wheeldata import wheel_path
+
+    return wheel_path(
+        MDANALYSIS_TESTS, "mdanalysistests-2.11.0", "MDAnalysisTests", "data", name, purpose="cryo-EM structures"
+    )
 
 
 @dataclass(frozen=True)
@@ -65,12 +78,10 @@ class Atoms:
 
 
 def structure_path(name: str) -> Path:
-    """The file of a built-in structure (inside the MDAnalysisTests wheel)."""
+    """The file of a built-in structure (MDAnalysisTests' data, from the pinned sdist)."""
     if name not in STRUCTURES:
         raise DataError(f"unknown structure {name!r}: expected a file path or one of {', '.join(STRUCTURES)}")
-    from MDAnalysisTests import datafiles
-
-    return Path(getattr(datafiles, STRUCTURES[name][0]))
+    return _data_file(STRUCTURES[name][0])
 
 
 def _elements(atoms: object) -> np.ndarray:
@@ -123,9 +134,7 @@ def load_structure(name_or_path: str | Path, *, selection: str = "protein", hydr
 
 def adk_frames(count: int, *, hydrogens: bool = False, selection: str = "protein") -> list[Atoms]:
     """``count`` frames evenly spaced over the adenylate-kinase closed → open trajectory (98 frames)."""
-    from MDAnalysisTests.datafiles import DCD, PSF
-
-    u = _universe(PSF, DCD)
+    u = _universe(_data_file("adk.psf"), _data_file("adk_dims.dcd"))
     n = len(u.trajectory)  # type: ignore[attr-defined]
     if not 1 <= count <= n:
         raise DataError(f"adk trajectory: asked for {count} frames, it has {n}")

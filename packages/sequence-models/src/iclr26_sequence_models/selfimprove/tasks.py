@@ -1,7 +1,9 @@
-"""Tasks with automatic checkers, from the offline PyPI package ``reasoning-gym``.
+"""Tasks with automatic checkers.
 
 :class:`ArithmeticTask` draws ``chain_sum`` problems (``a ± b ± c``, GSM-style templated arithmetic) with
-reasoning-gym's seeded generator and grades answers with the data set's own ``score_answer``. Prompts
+reasoning-gym's seeded generator and grades answers as the data set's own ``score_answer`` does (both
+re-derived here and pinned to reasoning-gym 0.1.25's output: :func:`chain_sum_entry`, which says why it is
+not a dependency). Prompts
 come in two styles: ``"compact"`` (``"3+4-2="``, for the character-level tiny model) and ``"chat"`` (the
 reasoning-gym question plus an instruction to end with ``Answer: <number>``, for instruct LMs). Three
 splits are disjoint in their expressions: ``pretrain`` (labelled: only used to pre-train the tiny base
@@ -65,16 +67,60 @@ def extract_answer(text: str, style: PromptStyle) -> str | None:
     return str(int(nums[-1])) if nums else None
 
 
-def _reasoning_gym() -> Any:
-    """Import reasoning-gym; its dependency cellpylib has ``is "literal"`` comparisons that Python 3.11 flags
-    with a SyntaxWarning when compiling, which an error-on-warning filter would turn into a SyntaxError."""
-    import warnings
+CHAIN_SUM_QUESTION = "State the final answer to the following arithmetic problem: {expression} ="
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SyntaxWarning)
-        import reasoning_gym
 
-    return reasoning_gym
+def chain_sum_entry(
+    seed: int, idx: int, *, min_terms: int, max_terms: int, min_digits: int, max_digits: int
+) -> dict[str, Any]:
+    """Problem ``idx`` of reasoning-gym's ``chain_sum`` data set (0.1.25) with base ``seed``, re-derived.
+
+    reasoning-gym itself cannot be a dependency: it requires ``pycosat`` (a C extension published only as
+    a source distribution) and two other sdist-only packages, so installing it needs a compiler. Its
+    generator is reproduced call for call (pinned against problems reasoning-gym 0.1.25 drew, in the
+    tests): ``rng = random.Random(seed + idx)``; ``n = rng.randint(min_terms, max_terms)``;
+    ``d = rng.randint(min_digits, max_digits)``; ``n`` constants ``rng.randint(lo, 10**d - 1)`` with
+    ``lo = 0`` for ``d = 1`` else ``10**(d-1)``; ``n - 1`` operators ``rng.choice(["+", "-"])``; the
+    expression is evaluated left to right. Returns ``{"question", "answer", "metadata": {"expression",
+    "num_terms", "num_digits", "source_index"}}`` as reasoning-gym does.
+    """
+    import random
+
+    rng = random.Random(seed + idx)
+    num_terms = rng.randint(min_terms, max_terms)
+    num_digits = rng.randint(min_digits, max_digits)
+    lo = 0 if num_digits == 1 else 10 ** (num_digits - 1)
+    constants = [rng.randint(lo, 10**num_digits - 1) for _ in range(num_terms)]
+    operators = [rng.choice(["+", "-"]) for _ in range(num_terms - 1)]
+    result, parts = constants[0], [str(constants[0])]
+    for op, c in zip(operators, constants[1:], strict=True):
+        parts += [op, str(c)]
+        result = result + c if op == "+" else result - c
+    expression = " ".join(parts)
+    return {
+        "question": CHAIN_SUM_QUESTION.format(expression=expression),
+        "answer": str(result),
+        "metadata": {
+            "source_dataset": "chain_sum",
+            "source_index": idx,
+            "num_terms": num_terms,
+            "num_digits": num_digits,
+            "expression": expression,
+        },
+    }
+
+
+def exact_decimal_match(answer: str | None, gold: str) -> bool:
+    """reasoning-gym's ``compute_decimal_reward`` == 1: ``Decimal`` equality after removing commas (so sign,
+    leading zeros and trailing decimals are tolerated: ``"+01,000.00"`` equals ``"1000"``)."""
+    from decimal import Decimal, InvalidOperation
+
+    if not answer:
+        return False
+    try:
+        return Decimal(answer.replace(",", "")) == Decimal(gold.replace(",", ""))
+    except InvalidOperation:
+        return False
 
 
 class ArithmeticTask:
@@ -91,25 +137,16 @@ class ArithmeticTask:
         seed: int,
         style: PromptStyle = "compact",
     ) -> None:
-        rg = _reasoning_gym()
         self.style: PromptStyle = style
         self.terms, self.digits = terms, digits
         total = sum(sizes.values())
         space = (10**digits) ** terms * 2 ** (terms - 1)
         if total > space // 2:
             raise ValueError(f"ArithmeticTask: {total} problems requested but only ~{space} distinct ones exist")
-        self._data = rg.create_dataset(
-            "chain_sum",
-            size=4 * total,
-            seed=seed,
-            min_terms=terms,
-            max_terms=terms,
-            min_digits=digits,
-            max_digits=digits,
-        )
         seen: set[str] = set()
         entries: list[dict[str, Any]] = []
-        for e in self._data:
+        for idx in range(4 * total):
+            e = chain_sum_entry(seed, idx, min_terms=terms, max_terms=terms, min_digits=digits, max_digits=digits)
             expr = e["metadata"]["expression"]
             if expr not in seen:
                 seen.add(expr)
@@ -143,16 +180,14 @@ class ArithmeticTask:
         return extract_answer(text, self.style)
 
     def score(self, answer: str | None, problem: Problem) -> float:
-        """Exact-match grade: 1.0 when reasoning-gym's ``score_answer`` calls the answer numerically equal to
-        the gold one, else 0.0 (wrong or missing).
+        """Exact-match grade: 1.0 when reasoning-gym's ``score_answer`` would call the answer numerically equal
+        to the gold one (:func:`exact_decimal_match`), else 0.0 (wrong or missing).
 
         reasoning-gym's ``chain_sum`` grader also gives *partial credit* ``len(gold) / len(answer)`` to a wrong
         answer that contains the gold digits (gold ``3``: ``13``, ``-3`` and ``30`` each score 0.5). That is
         not the exact-answer accuracy the papers report (pass@1 on verifiable answers), and as an RL reward
         it pays wrong answers, so it is dropped here."""
-        if answer is None:
-            return 0.0
-        return 1.0 if float(self._data.score_answer(answer=answer, entry=problem.entry)) == 1.0 else 0.0
+        return 1.0 if exact_decimal_match(answer, problem.answer) else 0.0
 
     def target(self, problem: Problem) -> str:
         """The supervised completion of a pre-training example."""

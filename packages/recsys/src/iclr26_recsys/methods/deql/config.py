@@ -24,9 +24,9 @@ class DEQLConfig:
     """EASE vs EDLAE (b = 0) vs DEQL (b > 0) under strong generalisation, each tuned on validation users."""
 
     dataset: Dataset = "ml-100k"
-    """Data: ml-100k ships in the recbole wheel (offline); the others read data_path (ml-1m ratings.dat,
-    ml-20m ratings.csv, netflix combined_data_*.txt or their folder, msd train_triplets.txt, csv with a
-    user,item[,rating] header, ml-100k-raw u.data)."""
+    """Data: ml-100k comes from the pinned recbole wheel (fetched once, then offline); the others read
+    data_path (ml-1m ratings.dat, ml-20m ratings.csv, netflix combined_data_*.txt or their folder, msd
+    train_triplets.txt, csv with a user,item[,rating] header, ml-100k-raw u.data)."""
     data_path: str = ""
     """Interaction file (or Netflix folder) for every dataset but ml-100k."""
     min_rating: NonNegFloat = 4.0

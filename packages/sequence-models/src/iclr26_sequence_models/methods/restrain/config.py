@@ -14,7 +14,7 @@ import annotated_types as at
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["PRESETS", "QUICK_VARIANTS", "VARIANTS", "RestrainConfig"]
+__all__ = ["check_inputs", "PRESETS", "QUICK_VARIANTS", "VARIANTS", "RestrainConfig"]
 
 Variant = Literal["ttrl", "restrain", "no_plw", "no_nrp", "no_pw", "gold"]
 #: Every variant the method knows: TTRL, full RESTRAIN, its three ablations, GRPO with gold labels.
@@ -210,3 +210,11 @@ PRESETS: dict[str, RestrainConfig] = {
         curve_size=16,
     ),
 }
+
+
+def check_inputs(cfg: RestrainConfig) -> None:
+    """The experiment needs the ``llm`` extra (the sentence embedder, peft, gguf, accelerate): checked
+    by the CLI before torch is imported; one line naming the extra when a package of it is missing."""
+    from iclr26_sequence_models._extras import require_llm
+
+    require_llm("restrain")

@@ -11,7 +11,7 @@ from iclr26_sequence_models.selfimprove.tasks import SceneTask
 from iclr26_shared.config import NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["PRESETS", "SV_VARIANTS", "SemanticVotingConfig"]
+__all__ = ["check_inputs", "PRESETS", "SV_VARIANTS", "SemanticVotingConfig"]
 
 SvVariant = Literal["sv", "flipped", "sj", "em", "sv_whole", "gold", "random"]
 #: Semantic Voting, its flipped-pairs control, self-judging, entropy minimisation, SV without clustering, and
@@ -167,3 +167,11 @@ PRESETS: dict[str, SemanticVotingConfig] = {
         pretrain_steps=600,
     ),
 }
+
+
+def check_inputs(cfg: SemanticVotingConfig) -> None:
+    """The experiment needs the ``llm`` extra (the sentence embedder, peft, gguf, accelerate): checked
+    by the CLI before torch is imported; one line naming the extra when a package of it is missing."""
+    from iclr26_sequence_models._extras import require_llm
+
+    require_llm("semantic-voting")
