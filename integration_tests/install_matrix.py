@@ -71,8 +71,10 @@ def run(cmd: list[str | Path], *, cwd: Path, timeout: float = 1800, env: dict[st
         check=False,
     )  # fmt: skip
     if res.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} exited {res.returncode}:\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}")
-    return res.stdout + res.stderr
+        raise RuntimeError(
+            f"{' '.join(map(str, cmd))} exited {res.returncode}:\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}"
+        )
+    return res.stdout
 
 
 def lock_cutoff() -> str:
@@ -129,7 +131,9 @@ def installed_packages(python: Path) -> dict[str, str]:
     """``{normalised name: version}`` of every distribution in the venv of ``python``."""
     out = run([uv(), "pip", "list", "--python", python, "--format", "json"], cwd=python.parent)
     start = out.index("[")
-    return {re.sub(r"[-_.]+", "-", p["name"]).lower(): p["version"] for p in json.loads(out[start : out.rindex("]") + 1])}
+    return {
+        re.sub(r"[-_.]+", "-", p["name"]).lower(): p["version"] for p in json.loads(out[start : out.rindex("]") + 1])
+    }
 
 
 def install(dist: str, extra: str, wheels: Path, venv: Path, *, python: str = sys.executable) -> Install:
@@ -167,10 +171,17 @@ def main() -> int:
         if only and name not in only:
             continue
         res = install(dist, extra, wheels_dir, work / "venv")
-        print(f"{name:<36} {len(res.packages):4d} packages {res.seconds:7.1f} s {res.venv_bytes / 1e9:6.2f} GB", flush=True)
+        print(
+            f"{name:<36} {len(res.packages):4d} packages {res.seconds:7.1f} s {res.venv_bytes / 1e9:6.2f} GB",
+            flush=True,
+        )
         rows.append(asdict(res))
     shutil.rmtree(work / "venv", ignore_errors=True)
-    meta = {"exclude_newer": lock_cutoff(), "python": sys.version.split()[0], "uv": run([uv(), "--version"], cwd=ROOT).strip()}
+    meta = {
+        "exclude_newer": lock_cutoff(),
+        "python": sys.version.split()[0],
+        "uv": run([uv(), "--version"], cwd=ROOT).strip(),
+    }
     args.out.write_text(json.dumps({"meta": meta, "installs": rows}, indent=1) + "\n")
     print(f"wrote {args.out}")
     return 0
