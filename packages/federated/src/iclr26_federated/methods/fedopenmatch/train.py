@@ -222,7 +222,9 @@ def _figures(run: RunDir, cfg: FedOpenMatchConfig, jobs: list[dict[str, Any]], s
         bands=bands or None,
         xlabel="round",
         ylabel="open-set balanced accuracy",
-        title=f"{cfg.dataset} {cfg.known_classes}/{cfg.unknown_classes}@{cfg.labels_per_class}, "
+        title=f"{Path(cfg.data_file).name} K={cfg.known_classes}; {drawn}"
+        if cfg.data_file
+        else f"{cfg.dataset} {cfg.known_classes}/{cfg.unknown_classes}@{cfg.labels_per_class}, "
         f"Dir({cfg.dirichlet_alpha}); {drawn}",
     )
     plot_bars(
