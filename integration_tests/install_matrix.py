@@ -110,6 +110,8 @@ class Install:
     packages: dict[str, str]
     seconds: float
     venv_bytes: int
+    torch_bytes: int
+    """Of ``venv_bytes``: torch and the CUDA wheels it pulls (torch, triton, nvidia-*, cuda-*)."""
 
 
 def _size(path: Path) -> int:
@@ -127,6 +129,12 @@ def _size(path: Path) -> int:
     return total
 
 
+def _torch_size(venv: Path) -> int:
+    site = next(venv.glob("lib/python3*/site-packages"))
+    parts = [p for p in site.iterdir() if re.match(r"(torch|triton|nvidia|cuda)", p.name.lower())]
+    return sum(_size(p) if p.is_dir() else p.stat().st_blocks * 512 for p in parts)
+
+
 def installed_packages(python: Path) -> dict[str, str]:
     """``{normalised name: version}`` of every distribution in the venv of ``python``."""
     out = run([uv(), "pip", "list", "--python", python, "--format", "json"], cwd=python.parent)
@@ -136,20 +144,26 @@ def installed_packages(python: Path) -> dict[str, str]:
     }
 
 
-def install(dist: str, extra: str, wheels: Path, venv: Path, *, python: str = sys.executable) -> Install:
-    """A fresh venv at ``venv`` with ``dist[extra]`` from the wheels folder and the index (see module doc)."""
+def install(
+    dist: str, extra: str, wheels: Path, venv: Path, *, python: str = sys.executable, torch_first: str = ""
+) -> Install:
+    """A fresh venv at ``venv`` with ``dist[extra]`` from the wheels folder and the index (see module doc);
+    ``torch_first``: a torch requirement or wheel file installed before (a CPU build), timed with the rest."""
     if venv.exists():
         shutil.rmtree(venv)
     run([uv(), "venv", "--python", python, venv], cwd=venv.parent)
     py = venv / "bin" / "python"
     t0 = time.monotonic()
+    if torch_first:
+        run([uv(), "pip", "install", "--python", py, torch_first], cwd=venv.parent)
     run(
         [uv(), "pip", "install", "--python", py, "--find-links", wheels, "--no-build",
          "--exclude-newer", lock_cutoff(), target_name(dist, extra)],
         cwd=venv.parent,
     )  # fmt: skip
     seconds = time.monotonic() - t0
-    return Install(target_name(dist, extra), installed_packages(py), round(seconds, 1), _size(venv))
+    name = target_name(dist, extra) + (f" (torch first: {Path(torch_first).name})" if torch_first else "")
+    return Install(name, installed_packages(py), round(seconds, 1), _size(venv), _torch_size(venv))
 
 
 def main() -> int:
@@ -157,6 +171,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "install-matrix.json")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp folder)")
     ap.add_argument("--only", default="", help="comma-separated targets, e.g. iclr26-graphs,iclr26-science[llm]")
+    ap.add_argument("--cpu-torch", default="", help="also install these targets with this torch (a CPU wheel) first")
+    ap.add_argument("--cpu-only", default="iclr26-graphs", help="comma-separated targets measured with --cpu-torch")
     args = ap.parse_args()
     import tempfile
 
@@ -170,12 +186,15 @@ def main() -> int:
         name = target_name(dist, extra)
         if only and name not in only:
             continue
-        res = install(dist, extra, wheels_dir, work / "venv")
-        print(
-            f"{name:<36} {len(res.packages):4d} packages {res.seconds:7.1f} s {res.venv_bytes / 1e9:6.2f} GB",
-            flush=True,
-        )
-        rows.append(asdict(res))
+        variants = [""] + ([args.cpu_torch] if args.cpu_torch and name in args.cpu_only.split(",") else [])
+        for torch_first in variants:
+            res = install(dist, extra, wheels_dir, work / "venv", torch_first=torch_first)
+            print(
+                f"{res.target:<36} {len(res.packages):4d} packages {res.seconds:7.1f} s {res.venv_bytes / 1e9:6.2f} GB"
+                f" (torch + CUDA {res.torch_bytes / 1e9:.2f} GB, torch {res.packages.get('torch')})",
+                flush=True,
+            )
+            rows.append(asdict(res))
     shutil.rmtree(work / "venv", ignore_errors=True)
     meta = {
         "exclude_newer": lock_cutoff(),
