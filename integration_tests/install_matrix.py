@@ -167,7 +167,7 @@ def install(
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "install-matrix.json")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp folder)")
     ap.add_argument("--only", default="", help="comma-separated targets, e.g. iclr26-graphs,iclr26-science[llm]")

@@ -136,11 +136,11 @@ def test_shared_ray_and_recsys_install_together(wheels: Path, tmp_path: Path) ->
     assert "ray" in pkgs and "recbole" not in pkgs and _major(pkgs["numpy"]) == "2"
 
 
-def _smoke(venv: Path, dist: str, method: str, out: Path) -> dict[str, object]:
+def _smoke(venv: Path, dist: str, method: str, out: Path, *extra: str) -> dict[str, object]:
     env = im.clean_env()
     env.setdefault("MUJOCO_GL", "egl")
     env["FLWR_DISABLE_UPDATE_CHECK"] = "1"
-    argv = [venv / "bin" / dist, method, "--preset", "smoke", "--device", "cpu", "--quiet", "--out-dir", out]
+    argv = [venv / "bin" / dist, method, "--preset", "smoke", "--device", "cpu", "--quiet", "--out-dir", out, *extra]
     text = im.run(argv, cwd=out.parent, env=env, timeout=1800)
     assert "run directory:" in text, text[-2000:]
     (run_dir,) = (out / method).iterdir()
@@ -156,6 +156,16 @@ def test_federated_smoke_runs_from_its_wheel_on_the_default_engine(wheels: Path,
     _smoke(venv, "iclr26-federated", "fedopenmatch", work / "runs")
     listing = im.run([venv / "bin" / "iclr26", "list"], cwd=work)
     assert listing.strip().splitlines()[-1] == "domains installed: federated"
+
+
+@pytest.mark.slow
+def test_federated_runs_flwr_from_its_wheel_on_the_simulation_engine(wheels: Path, tmp_path: Path) -> None:
+    """`--engine ray`: the app folder is generated from the installed package and `flwr run` submits it."""
+    venv, _ = _install(wheels, tmp_path, "iclr26-federated")
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    results = _smoke(venv, "iclr26-federated", "fedopenmatch", work / "runs", "--engine", "ray")
+    assert results["engine"] == "ray"
 
 
 #: Every method, and the target whose venv runs its smoke preset.
