@@ -39,7 +39,7 @@ def test_save_and_load_round_trip_bit_for_bit(tmp_path: Path) -> None:
     files = {p.name for p in folder.iterdir()}
     assert {"model.safetensors", "config.json", "iclr26_model.json"} <= files
     assert json.loads((folder / "config.json").read_text()) == {"width": 5, "scale": 2.5}
-    loaded = load_model(tmp_path)
+    loaded = load_model(tmp_path, trust_class=TinyNet)  # a test module's class: vouched for
     assert isinstance(loaded, TinyNet) and loaded.scale == 2.5 and not loaded.training
     x = torch.randn(4, 5)
     assert torch.equal(loaded(x), net(x))
@@ -57,7 +57,7 @@ def test_loaded_tensors_are_aligned_as_fresh_allocations(tmp_path: Path) -> None
     folder = save_model(tmp_path, "net", net)
     raw = load_file(folder / "model.safetensors")
     assert any(t.data_ptr() % 64 for t in raw.values())  # the condition the copy exists for
-    loaded = load_model(tmp_path)
+    loaded = load_model(tmp_path, trust_class=TinyNet)  # a test module's class: vouched for
     assert all(t.data_ptr() % 64 == 0 for t in (*loaded.parameters(), *loaded.buffers()))
     assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), loaded.state_dict().values(), strict=True))
 
@@ -73,13 +73,13 @@ def test_load_model_names_what_there_is(tmp_path: Path) -> None:
         load_model(tmp_path)
     with pytest.raises(UsageError, match=r"no model 'c' \(saved: a, b\)"):
         load_model(tmp_path, "c")
-    assert load_model(tmp_path, "b").lin.in_features == 2
+    assert load_model(tmp_path, "b", trust_class=TinyNet).lin.in_features == 2
 
 
 def test_save_replaces_atomically_and_rejects_what_cannot_load(tmp_path: Path) -> None:
     save_model(tmp_path, "net", TinyNet(width=2))
     save_model(tmp_path, "net", TinyNet(width=4))
-    assert load_model(tmp_path, "net").lin.in_features == 4
+    assert load_model(tmp_path, "net", trust_class=TinyNet).lin.in_features == 4
     assert [p.name for p in (tmp_path / "models").iterdir()] == ["net"]  # no temporary folder left
     with pytest.raises(TypeError, match="PyTorchModelHubMixin"):
         save_model(tmp_path, "plain", torch.nn.Linear(2, 2))
@@ -189,8 +189,8 @@ def test_a_partial_checkpoint_is_refused_not_loaded_with_random_weights(tmp_path
     lenient = TinyNet.from_pretrained(folder)  # the ecosystem's default: silently partial
     assert isinstance(lenient, TinyNet)
     with pytest.raises(CheckpointError, match=r"do not match TinyNet .*lin\.bias.*refusing a partial load"):
-        load_model(tmp_path)
-    assert isinstance(load_model(tmp_path, strict=False), TinyNet)
+        load_model(tmp_path, trust_class=TinyNet)
+    assert isinstance(load_model(tmp_path, trust_class=TinyNet, strict=False), TinyNet)
 
 
 def test_transformers_and_diffusers_partial_checkpoints_are_refused(tmp_path: Path) -> None:

@@ -32,11 +32,16 @@ Example (a plain torch module; the same three calls work for any of the ecosyste
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
 import json
 import os
+import pickle
 import shutil
+import sys
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +51,7 @@ from iclr26_shared.errors import CheckpointError, UsageError
 if TYPE_CHECKING:
     from iclr26_shared.runs import RunDir
 
-__all__ = ["MODELS_DIR", "META_FILE", "list_models", "load_model", "model_dir", "save_model"]
+__all__ = ["MODELS_DIR", "META_FILE", "allowed_modules", "list_models", "load_model", "model_dir", "save_model"]
 
 #: Sub-folder of a run directory holding its saved models, one folder per name.
 MODELS_DIR = "models"
@@ -146,30 +151,156 @@ def list_models(run_dir: str | os.PathLike[str] | RunDir) -> dict[str, dict[str,
     return found
 
 
-def _import_class(path: str, where: Path) -> type[Any]:
-    module, _, qualname = path.partition(":")
+#: Distributions whose own model classes a folder may name besides the iclr26 packages: the ecosystems'
+#: model classes saved as they are (a ``transformers`` language model, a ``diffusers`` backbone).
+ECOSYSTEM_PACKAGES = ("transformers", "diffusers")
+
+_import_lock = threading.Lock()
+
+
+def _top_level_of_dist(dist: importlib.metadata.Distribution) -> set[str]:
+    """The importable top-level names a distribution installs (its files, or ``top_level.txt``)."""
+    names: set[str] = set()
+    for line in (dist.read_text("top_level.txt") or "").split():
+        names.add(line.strip())
+    for file in dist.files or ():
+        parts = file.parts
+        if len(parts) > 1 and parts[0].isidentifier():
+            names.add(parts[0])
+        elif len(parts) == 1 and file.suffix == ".py" and file.stem.isidentifier():
+            names.add(file.stem)
+    return {n for n in names if n and n.isidentifier()}
+
+
+@functools.cache
+def allowed_modules() -> frozenset[str]:
+    """Top-level packages whose classes :func:`load_model` may import without ``trust_class``.
+
+    ``iclr26_shared``; the top-level packages of every installed distribution that declares an
+    ``iclr26.methods`` entry point (from the entry points' own modules and the distribution's files, so
+    an editable install counts as a wheel does); and the ecosystems' packages in
+    :data:`ECOSYSTEM_PACKAGES`. Nothing on the current directory or inside a run folder is ever one of
+    them (the import itself runs with those off ``sys.path``)."""
+    names = {"iclr26_shared", *ECOSYSTEM_PACKAGES}
+    for ep in importlib.metadata.entry_points(group="iclr26.methods"):
+        names.add(ep.value.split(":")[0].split(".")[0].strip())
+        if ep.dist is not None:
+            names |= _top_level_of_dist(ep.dist)
+    return frozenset(n for n in names if n)
+
+
+def _class_spec(path: object, where: Path) -> tuple[str, str]:
+    """``"module:Qual.name"`` split and checked for shape (no import)."""
+    module, sep, qualname = path.partition(":") if isinstance(path, str) else ("", "", "")
+    ok = (
+        bool(sep)
+        and all(p.isidentifier() for p in module.split("."))
+        and all(p.isidentifier() for p in qualname.split("."))
+    )
+    if not ok:
+        raise CheckpointError(f"{where / META_FILE}: class {path!r}: expected 'package.module:ClassName'")
+    return module, qualname
+
+
+def _trusted_path(trust_class: type[Any] | str | None) -> str | None:
+    if trust_class is None or isinstance(trust_class, str):
+        return trust_class
+    if isinstance(trust_class, type):
+        return f"{trust_class.__module__}:{trust_class.__qualname__}"
+    raise TypeError(f"trust_class={trust_class!r}: expected a class or a 'module:Class' string")
+
+
+def _inside(path: Path, folder: Path) -> bool:
     try:
-        obj: Any = importlib.import_module(module)
+        path.resolve().relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _unsafe_entry(entry: Path, cwd: Path, unsafe: list[Path]) -> bool:
+    """A ``sys.path`` entry that is the current directory or lies inside one of ``unsafe``."""
+    try:
+        if entry.resolve() == cwd.resolve():
+            return True
+    except OSError:
+        return True
+    return any(_inside(entry, d) for d in unsafe)
+
+
+def _import_without(module: str, unsafe: list[Path]) -> Any:
+    """``importlib.import_module(module)`` with the current directory and ``unsafe`` folders (the run
+    folder) taken off ``sys.path`` for the import; a module found inside them anyway is refused."""
+    with _import_lock:
+        saved = list(sys.path)
+        cwd = Path.cwd()
+        sys.path[:] = [e for e in saved if e not in ("", ".") and not _unsafe_entry(Path(e), cwd, unsafe)]
+        try:
+            mod = importlib.import_module(module)
+        finally:
+            sys.path[:] = saved
+    origin = getattr(mod, "__file__", None)
+    if origin and any(_inside(Path(origin), d) for d in unsafe):
+        raise CheckpointError(f"module {module!r} resolves inside the run folder ({origin}); refusing it")
+    return mod
+
+
+def _import_class(path: object, where: Path, run: Path, trust_class: type[Any] | str | None = None) -> type[Any]:
+    """The class ``path`` ("module:Class") names, imported only if allowed (see :func:`allowed_modules`).
+
+    ``trust_class`` (a class, or its ``"module:Class"``) is what the caller vouches for: it must be the
+    class the folder names; a class object is used as it is, without any import. Everything is checked
+    before anything is imported; a refusal is a :class:`CheckpointError`."""
+    module, qualname = _class_spec(path, where)
+    trusted = _trusted_path(trust_class)
+    if trusted is not None and trusted != path:
+        raise CheckpointError(f"{where / META_FILE}: names class {path!r}, not the trusted {trusted!r}")
+    if isinstance(trust_class, type):
+        return trust_class
+    top = module.split(".")[0]
+    if trusted is None and top not in allowed_modules():
+        raise CheckpointError(
+            f"{where / META_FILE}: class {path!r} is not from an installed iclr26 package, transformers or "
+            f"diffusers; refusing to import {module!r} (pass trust_class= if you vouch for it)"
+        )
+    try:
+        obj: Any = _import_without(module, [run, where])
         for part in qualname.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as err:
         raise CheckpointError(
             f"{where / META_FILE}: class {path!r} cannot be imported ({err}); install the package that saved it"
         ) from None
+    if not isinstance(obj, type) or not callable(getattr(obj, "from_pretrained", None)):
+        raise CheckpointError(f"{where / META_FILE}: {path!r} is not a model class with from_pretrained")
     return obj
 
 
-def load_model(run_dir: str | os.PathLike[str] | RunDir, name: str | None = None, **kwargs: Any) -> Any:
+def load_model(
+    run_dir: str | os.PathLike[str] | RunDir,
+    name: str | None = None,
+    *,
+    trust_class: type[Any] | str | None = None,
+    **kwargs: Any,
+) -> Any:
     """The model a run saved as ``name`` (default: the run's only model), loaded offline from its folder.
 
-    ``kwargs`` go to the class's ``from_pretrained`` (e.g. ``map_location="cuda"`` for a
-    PyTorchModelHubMixin model). Torch models come back in eval mode, as ``from_pretrained`` leaves them.
+    The folder's ``iclr26_model.json`` names the class to load it with; only a class of an installed
+    iclr26 package (a distribution declaring ``iclr26.methods``), of ``iclr26_shared``, or of
+    transformers/diffusers is imported (:func:`allowed_modules`), and never from the current directory
+    or the run folder, which are off ``sys.path`` for that import. ``trust_class`` (a class object, or a
+    ``"module:Class"`` string) is the caller vouching for one class outside that list, as transformers'
+    ``trust_remote_code``: it must be the class the folder names. ``kwargs`` go to the class's
+    ``from_pretrained`` (e.g. ``map_location="cuda"`` for a PyTorchModelHubMixin model). Torch models
+    come back in eval mode, as ``from_pretrained`` leaves them.
 
     Raises:
         UsageError: the run saved no model, several (and ``name`` is None), or none called ``name``; the
             message lists the names there are.
-        CheckpointError: the folder's weights miss a key of the model, hold one it does not have, or
-            differ in a shape (the ecosystems' lenient defaults would load such a file partially).
+        CheckpointError: the folder names a class outside the allowed packages (refused before any
+            import), a name that is not a model class, a missing or truncated weights file or one that is
+            not safetensors; or its weights miss a key of the model, hold one it does not have, or differ
+            in a shape (the ecosystems' lenient defaults would load such a file partially).
     """
     path = _run_path(run_dir)
     if not path.is_dir():
@@ -184,8 +315,52 @@ def load_model(run_dir: str | os.PathLike[str] | RunDir, name: str | None = None
     if name not in models:
         raise UsageError(f"{path}: no model {name!r} (saved: {names})")
     folder = Path(models[name]["path"])
-    cls = _import_class(models[name]["class"], folder)
+    cls = _import_class(models[name]["class"], folder, path, trust_class)
+    _check_weights(folder, _ecosystem(cls))
     return _realigned(_load_strict(cls, folder, kwargs))
+
+
+#: The largest safetensors header we read (the format's own reader refuses more than 100 MB).
+_MAX_HEADER = 100_000_000
+
+
+def _check_safetensors(file: Path) -> None:
+    """A one-line :class:`CheckpointError` unless ``file`` is a whole safetensors file: an 8-byte
+    header length, a JSON header that fits the file, and every tensor's bytes inside it (a truncated
+    file, or a pickle/zip named ``.safetensors``, is refused here, before torch reads it)."""
+    try:
+        size = file.stat().st_size
+        with file.open("rb") as fh:
+            head = fh.read(8)
+            n = int.from_bytes(head, "little") if len(head) == 8 else -1
+            if n < 2 or n > _MAX_HEADER or 8 + n > size:
+                raise CheckpointError(f"{file}: not a whole safetensors file (truncated, or another format)")
+            header = json.loads(fh.read(n))
+    except OSError as err:
+        raise CheckpointError(f"{file}: cannot be read ({err.strerror or err})") from None
+    except (ValueError, UnicodeDecodeError):
+        raise CheckpointError(f"{file}: not a safetensors file (its header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{file}: not a safetensors file (its header is not a JSON object)")
+    end = 0
+    for key, entry in header.items():
+        if key == "__metadata__":
+            continue
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)):
+            raise CheckpointError(f"{file}: tensor {key!r} has no valid data_offsets; not a safetensors file")
+        end = max(end, offsets[1])
+    if 8 + n + end > size:
+        raise CheckpointError(f"{file}: truncated ({size} bytes, its header describes {8 + n + end})")
+
+
+def _check_weights(folder: Path, kind: str) -> None:
+    """Every safetensors file of ``folder`` whole; a torch ecosystem's folder holds at least one."""
+    files = sorted(folder.glob("*.safetensors"))
+    for file in files:
+        _check_safetensors(file)
+    if kind != "other" and not files:
+        raise CheckpointError(f"{folder}: no weights file (*.safetensors); the saved model is incomplete")
 
 
 def _ecosystem(cls: type[Any]) -> str:
@@ -220,13 +395,27 @@ def _load_strict(cls: type[Any], folder: Path, kwargs: dict[str, Any]) -> Any:
             if any(bad.values()):
                 raise RuntimeError("; ".join(f"{k.replace('_', ' ')}: {_keys(v)}" for k, v in bad.items() if v))
             return model
+        return cls.from_pretrained(folder, **kwargs)
+    except CheckpointError:
+        raise
     except RuntimeError as err:
-        what = " ".join(str(err).split()) or type(err).__name__
-        what = what if len(what) <= 300 else what[:297] + "..."
+        if type(err).__name__ == "SafetensorError":
+            raise CheckpointError(f"{folder}: unreadable weights ({_short(err)})") from None
         raise CheckpointError(
-            f"{folder}: the saved weights do not match {cls.__name__} ({what}); refusing a partial load"
+            f"{folder}: the saved weights do not match {cls.__name__} ({_short(err)}); refusing a partial load"
         ) from None
-    return cls.from_pretrained(folder, **kwargs)
+    except (OSError, ValueError, TypeError, KeyError, EOFError, pickle.UnpicklingError) as err:
+        # a missing/unreadable file, a config.json that is not JSON or does not fit the class's arguments
+        raise CheckpointError(f"{folder}: {cls.__name__}.from_pretrained cannot load it ({_short(err)})") from None
+    except Exception as err:
+        if type(err).__name__ == "SafetensorError":  # safetensors_rust.SafetensorError (an Exception)
+            raise CheckpointError(f"{folder}: unreadable weights ({_short(err)})") from None
+        raise
+
+
+def _short(err: BaseException, limit: int = 300) -> str:
+    what = " ".join(str(err).split()) or type(err).__name__
+    return what if len(what) <= limit else what[: limit - 3] + "..."
 
 
 def _keys(keys: list[Any], show: int = 5) -> str:
