@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import warnings
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -173,12 +175,14 @@ def test_loss_kinds() -> None:
 
 def test_msa_mode_and_selection(tiny_lm: MaskedLM) -> None:
     msa = [SEQ[:-1] + "A", SEQ[:-2] + "AA"]
-    ttt = ProteinTTT(
-        tiny_lm, TTTSettings(lr=0.05, ags=1, steps=2, score_every_step=True, select="best_pseudo_perplexity")
-    )
-    res = ttt.ttt(SEQ, msa=msa)
+    ttt = ProteinTTT(tiny_lm, TTTSettings(lr=0.05, ags=1, steps=2, score_every_step=True))
+    res = ttt.ttt(SEQ, msa=msa)  # automatic_best_state_reset (default on): the lowest pseudo-perplexity is kept
     ppl = [r["perplexity"] for r in res.history]
     assert len(ppl) == 3 and res.selected_step == min(range(3), key=ppl.__getitem__)
+    ttt.reset()
+    last = ProteinTTT(tiny_lm, TTTSettings(lr=0.05, ags=1, steps=2, score_every_step=True,
+                                           automatic_best_state_reset=False)).ttt(SEQ, msa=msa)  # fmt: skip
+    assert last.selected_step == 2
     with pytest.raises(DataError, match="MSA row 1 has length"):
         ttt.ttt(SEQ, msa=[SEQ[:-1]])
 
@@ -187,7 +191,8 @@ def test_msa_mode_and_selection(tiny_lm: MaskedLM) -> None:
     ("kw", "field"),
     [({"lr": 0.0}, "lr"), ({"ags": 0}, "ags"), ({"mask_ratio": 1.0}, "mask_ratio"), ({"loss_kind": "mse"}, "loss_kind"),
      ({"bert_leave_prob": 0.6, "bert_replace_prob": 0.6}, "bert_replace_prob"),
-     ({"select": "best_pseudo_perplexity"}, "select")],
+     ({"lr": 1e-3, "lr_min": 2e-3}, "lr_min"), ({"lr_warmup_steps": 2}, "lr_warmup_steps"),
+     ({"gradient_clip_max_norm": 0.0}, "gradient_clip_max_norm")],
 )  # fmt: skip
 def test_bad_settings_name_the_field(kw: dict[str, object], field: str) -> None:
     with pytest.raises(ConfigError, match=field):
@@ -253,3 +258,186 @@ def test_ttt_on_a_users_hf_esm_model_and_reset(lora_rank: int) -> None:
     adapted.reset()
     assert all(torch.equal(v, before[k]) for k, v in net.state_dict().items())
     assert np.array_equal(score_mutants(adapted.lm, SEQ, ["M1A", "K2R"]), base)
+
+
+# ---------------------------------------------------------------- the reference's switches and one pinned step
+def _reference_batch(
+    x: torch.Tensor, s: TTTSettings, standard: list[int], mask_id: int, g: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``TTTModule._ttt_sample_batch`` of anton-bushuiev/ProteinTTT (base.py), re-derived step by step: the
+    same generator calls in the same order (one sequence: no row draw; crop starts drawn when the sequence
+    is at least crop_size long; a randperm per row; then a rand(1) per selected position, ascending, and a
+    randint(1) for each replacement)."""
+    bs, crop = s.batch_size, s.crop_size
+    seq_len = x.shape[1]
+    rows = x.expand(bs, -1)
+    if seq_len < crop:
+        starts, crop = torch.zeros(bs, dtype=torch.long), seq_len
+    else:
+        starts = torch.randint(0, seq_len - crop + 1, (bs,), generator=g)
+    cropped = torch.stack([rows[i, int(a) : int(a) + crop] for i, a in enumerate(starts)])
+    mask = torch.zeros((bs, crop), dtype=torch.bool)
+    for i in range(bs):
+        pos = [j for j in range(crop) if int(cropped[i, j]) in set(standard)]
+        k = int(len(pos) * s.mask_ratio)
+        if k > 0:
+            mask[i, torch.tensor(pos)[torch.randperm(len(pos), generator=g)[:k]]] = True
+    masked = cropped.clone()
+    for i in range(bs):
+        for j in torch.nonzero(mask[i], as_tuple=True)[0]:
+            u = torch.rand(1, generator=g).item()
+            if u < 1 - s.bert_leave_prob - s.bert_replace_prob:
+                masked[i, j] = mask_id
+            elif u < 1 - s.bert_leave_prob:
+                masked[i, j] = standard[int(torch.randint(0, len(standard), (1,), generator=g).item())]
+    return masked, cropped, mask
+
+
+def _reference_ce(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``_ttt_cross_entropy_loss``: CE of the masked tokens, split per sequence, mean each, mean of means."""
+    v = logits.shape[-1]
+    flat = mask.reshape(-1)
+    ce = torch.nn.functional.cross_entropy(logits.reshape(-1, v)[flat], targets.reshape(-1)[flat], reduction="none")
+    return torch.stack([c.mean() for c in torch.split(ce, mask.sum(1).tolist())]).mean()
+
+
+def test_one_ttt_step_matches_the_reference_masking_loss_and_update(tiny_lm: MaskedLM) -> None:
+    """Fixed inputs (SEQ, seed 5, a crop shorter than the sequence): the two micro-batches are token for token
+    the reference sampler's, and θ₁ = θ₀ − lr · Σ_micro ∇(reference loss) over every non-embedding tensor."""
+    s = TTTSettings(lr=0.05, ags=2, steps=1, batch_size=3, crop_size=40, seed=5)
+    ref = copy.deepcopy(tiny_lm)
+    theta0 = _params(tiny_lm)
+    handle = ProteinTTT(tiny_lm, s)
+    x = handle.tokenize(SEQ)
+    ours = ProteinTTT(copy.deepcopy(tiny_lm), s).sample_batch(x)
+    res = handle.ttt(SEQ)
+    g = torch.Generator().manual_seed(5)
+    ab = tiny_lm.alphabet
+    standard = list(ab.standard_toks)
+    emb = {id(p) for p in ref.token_embedding.parameters()}
+    grads: dict[str, torch.Tensor] = {}
+    loss = torch.tensor(float("nan"))
+    ref.train()
+    for micro in range(2):
+        masked, targets, mask = _reference_batch(x, s, standard, ab.mask, g)
+        if micro == 0:
+            for a, b in zip(ours, (masked, targets, mask), strict=True):
+                assert torch.equal(a, b)
+        n_res = torch.isin(targets, torch.tensor(standard)).sum(1)
+        assert targets.shape == (3, 40) and mask.sum(1).tolist() == [int(n * 0.15) for n in n_res.tolist()]
+        ref.zero_grad(set_to_none=True)
+        loss = _reference_ce(ref(masked), targets, mask)
+        loss.backward()
+        for n, p in ref.named_parameters():
+            if p.grad is not None and id(p) not in emb:
+                grads[n] = grads.get(n, torch.zeros_like(p)) + p.grad
+    assert res.history[1]["loss"] == pytest.approx(float(loss.detach()), rel=1e-5)
+    after = dict(tiny_lm.named_parameters())
+    for n, grad in grads.items():
+        torch.testing.assert_close(after[n].detach(), theta0[n] - 0.05 * grad, rtol=1e-5, atol=1e-6)
+    assert sum(int((grad != 0).any()) for grad in grads.values()) > 5
+
+
+def test_nonfinite_gradients_skip_the_step(tiny_lm: MaskedLM) -> None:
+    theta0 = _params(tiny_lm)
+    layer = next(p for n, p in tiny_lm.named_parameters() if "layer" in n and n.endswith("weight"))
+    hook = layer.register_hook(lambda g: g * float("nan"))
+    with pytest.warns(UserWarning, match="NaN/Inf gradient at optimiser step 0"):
+        res = ProteinTTT(tiny_lm, TTTSettings(lr=0.1, ags=1, steps=1)).ttt(SEQ)
+    assert res.skipped_steps == [0]
+    assert all(torch.equal(v, theta0[k]) for k, v in tiny_lm.state_dict().items())
+    res = ProteinTTT(tiny_lm, TTTSettings(lr=0.1, ags=1, steps=1, skip_nonfinite_grads=False)).ttt(SEQ)
+    hook.remove()
+    assert res.skipped_steps == [] and torch.isnan(layer).all()
+
+
+def test_gradient_clipping_bounds_the_step(tiny_lm: MaskedLM) -> None:
+    """With clipping at norm c the SGD step moves the trainable tensors by lr · c in global L2 norm."""
+    theta0 = _params(tiny_lm)
+    handle = ProteinTTT(tiny_lm, TTTSettings(lr=0.1, ags=1, steps=1, gradient_clip=True, gradient_clip_max_norm=1e-3))
+    handle.ttt(SEQ)
+    moved = dict(tiny_lm.named_parameters())
+    frozen = {id(p) for p in tiny_lm.token_embedding.parameters()}
+    sq = sum(float(((p.detach() - theta0[n]) ** 2).sum()) for n, p in moved.items() if id(p) not in frozen)
+    assert np.sqrt(sq) == pytest.approx(0.1 * 1e-3, rel=1e-3)
+
+
+@pytest.mark.parametrize("kind", ["cosine", "cosine_warmup"])
+def test_lr_schedules_follow_the_reference_formulas(
+    tiny_lm: MaskedLM, kind: Literal["cosine", "cosine_warmup"]
+) -> None:
+    lr, lo, steps, warm = 0.01, 0.001, 4, (1 if kind == "cosine_warmup" else 0)
+    s = TTTSettings(lr=lr, ags=1, steps=steps, lr_scheduler=kind, lr_min=lo, lr_warmup_steps=warm)
+    got = [r["lr"] for r in ProteinTTT(tiny_lm, s).ttt(SEQ).history]
+    if kind == "cosine":  # CosineAnnealingLR(T_max=steps): lr at step t
+        want = [lo + (lr - lo) * (1 + np.cos(np.pi * t / steps)) / 2 for t in range(steps + 1)]
+    else:  # LambdaLR: warm-up (t + 1)/w, then lo/lr + (1 − lo/lr)(1 + cos(π (t − w)/(T − w)))/2, times lr
+        f = lo / lr
+        cos = [(1 + np.cos(np.pi * (t - warm) / (steps - warm))) / 2 for t in range(steps + 1)]
+        want = [lr * ((t + 1) / warm if t < warm else f + (1 - f) * cos[t]) for t in range(steps + 1)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert ProteinTTT(tiny_lm, TTTSettings(ags=1, steps=2)).ttt(SEQ).history[-1]["lr"] == 4e-4  # default: none
+
+
+# ---------------------------------------------------------------- every model kind scores; adapters save
+def test_score_mutants_takes_every_model_kind_ttt_takes() -> None:
+    """A raw fair-esm ESM2 and a raw transformers EsmForMaskedLM score as their MaskedLM wrappers do."""
+    from iclr26_science.proteins import as_masked_lm, esm2_from_config, pseudo_log_likelihood, score_mutants
+
+    raw = esm2_from_config(layers=1, width=16, heads=2).net
+    wrapped = as_masked_lm(raw)
+    for kind in ("masked_marginal", "wildtype_marginal", "pseudo_ll"):
+        a = score_mutants(raw, SEQ[:20], ["M1A", "K2R:T3S"], kind)  # pyright: ignore[reportArgumentType]
+        assert np.array_equal(a, score_mutants(wrapped, SEQ[:20], ["M1A", "K2R:T3S"], kind))  # pyright: ignore[reportArgumentType]
+    hf = _hf_esm()
+    assert np.array_equal(score_mutants(hf, SEQ[:20], ["M1A"]), score_mutants(as_masked_lm(hf), SEQ[:20], ["M1A"]))
+    assert pseudo_log_likelihood(raw, SEQ[:10]) == pseudo_log_likelihood(wrapped, SEQ[:10])
+    with pytest.raises(TypeError, match="cannot use a Linear"):
+        score_mutants(torch.nn.Linear(2, 2), SEQ[:10], ["M1A"])
+
+
+def _logits(lm: MaskedLM) -> torch.Tensor:
+    with torch.no_grad():
+        return lm(torch.tensor([lm.alphabet.encode(SEQ)]))
+
+
+def test_lora_adapter_saves_and_reloads_into_a_fresh_base_model(tiny_lm: MaskedLM, tmp_path: Path) -> None:
+    from iclr26_science.proteins import bert_from_config, esm2_from_config, load_adapter
+
+    handle = ProteinTTT(tiny_lm, TTTSettings(lr=0.05, ags=1, steps=2, lora_rank=2))
+    handle.ttt(SEQ)
+    adapted = _logits(tiny_lm)
+    folder = handle.save_adapter(tmp_path / "adapter")
+    assert sorted(p.name for p in folder.iterdir()) == ["adapter_config.json", "adapter_model.safetensors"]
+    fresh = (bert_from_config if tiny_lm.kind == "hf" else esm2_from_config)(layers=1, width=16, heads=2, seed=0)
+    torch.testing.assert_close(_logits(fresh), _logits(copy.deepcopy(fresh)))
+    assert not torch.allclose(_logits(fresh), adapted)
+    reloaded = load_adapter(fresh, folder)
+    assert torch.equal(_logits(reloaded), adapted)
+    assert sum(isinstance(m, LoRALinear) for m in reloaded.modules()) == 4  # q, k, v, out of one layer
+    with pytest.raises(DataError, match="already has LoRA adapters"):
+        load_adapter(reloaded, folder)
+    with pytest.raises(DataError, match="no adapter_config.json"):
+        load_adapter(fresh, tmp_path)
+    handle.reset()
+    with pytest.raises(DataError, match="needs LoRA"):
+        ProteinTTT(tiny_lm, TTTSettings()).save_adapter(tmp_path / "x")
+
+
+def test_hf_esm_adapter_is_peft_format(tmp_path: Path) -> None:
+    """The HF ESM adapter reloads without PEFT (load_adapter) and, where PEFT is installed, with
+    ``peft.PeftModel.from_pretrained`` to the same logits."""
+    from iclr26_science.proteins import load_adapter, ttt
+
+    adapted = ttt(SEQ, _hf_esm(), TTTSettings(steps=2, ags=1, lr=0.05, lora_rank=2, lora_scaling="peft"))
+    want = _logits(adapted.lm)
+    folder = adapted.save_adapter(tmp_path)
+    assert torch.equal(_logits(load_adapter(_hf_esm(), folder)), want)
+    peft = pytest.importorskip("peft")
+    with warnings.catch_warnings():  # transformers' deprecation of an attribute PEFT reads, not ours
+        warnings.simplefilter("ignore", FutureWarning)
+        model = peft.PeftModel.from_pretrained(_hf_esm(), str(folder)).eval()
+    ids = torch.tensor([adapted.lm.alphabet.encode(SEQ)])
+    with torch.no_grad():
+        got = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)

@@ -2,10 +2,12 @@
 
 Public API::
 
-    from iclr26_science.proteins import load_antiberty, score_mutants, ttt
+    from iclr26_science.proteins import load_adapter, load_antiberty, score_mutants, ttt
     adapted = ttt(wild_type, load_antiberty())          # customise the model to this protein (paper recipe)
     scores = score_mutants(adapted.lm, wild_type, ["E1A", "V2K:Q3R"])   # masked-marginal fitness scores
+    adapted.save_adapter("adapter/")                    # LoRA runs: the adapter only (PEFT's layout)
     adapted.reset()                                     # θ₀ again, bit for bit
+    reloaded = load_adapter(load_antiberty(), "adapter/")   # the adapted model again
 
 Needs the ``proteins`` extra (fair-esm, transformers, antiberty); without it, importing this package
 raises :class:`~iclr26_science._extras.MissingExtraError` naming the extra. ``transformers`` and ``esm``
@@ -29,7 +31,14 @@ from iclr26_science.proteins.lm import (
     load_esm2,
     load_esm_checkpoint,
 )
-from iclr26_science.proteins.lora import LoRALinear, inject_lora, lora_parameters, remove_lora
+from iclr26_science.proteins.lora import (
+    LoRALinear,
+    inject_lora,
+    load_adapter,
+    lora_parameters,
+    remove_lora,
+    save_adapter,
+)
 from iclr26_science.proteins.potts import PottsModel, random_potts, single_mutants
 from iclr26_science.proteins.scoring import (
     masked_marginals,
@@ -73,6 +82,7 @@ __all__ = [
     "esm2_from_config",
     "esm_readme_proteins",
     "inject_lora",
+    "load_adapter",
     "load_antiberty",
     "load_esm2",
     "load_esm_checkpoint",
@@ -86,6 +96,7 @@ __all__ = [
     "random_potts",
     "readme_sequences",
     "remove_lora",
+    "save_adapter",
     "score_mutants",
     "single_mutants",
     "spearman",

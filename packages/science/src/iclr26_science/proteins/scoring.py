@@ -12,17 +12,21 @@ For a wild type ``x`` (``L`` residues) and a mutant with substitutions ``{(i, wt
 Log-probabilities are over the model's whole vocabulary (``log_softmax`` of the logits), as in the paper's
 code. Sequences longer than the model window use ProteinGym's ``get_optimal_window`` around the masked
 position. The pseudo-perplexity is ``exp(−mean_i log p(x_i | x_{\\i}))``.
+
+Every call that takes a model takes the same kinds as :func:`~iclr26_science.proteins.ttt.ttt`: a
+:class:`MaskedLM`, a fair-esm ``ESM2`` or a ``transformers`` masked LM (``vocab=``: its tokenizer or token
+list; see :func:`~iclr26_science.proteins.lm.as_masked_lm`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
-from iclr26_science.proteins.lm import MaskedLM
+from iclr26_science.proteins.lm import MaskedLM, as_masked_lm
 from iclr26_science.proteins.tokens import Mutation, apply_mutations, check_sequence, parse_mutations
 
 __all__ = [
@@ -68,9 +72,12 @@ def _eval_logits(lm: MaskedLM, tokens: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def masked_marginals(lm: MaskedLM, seq: str, *, batch_size: int = 64, window: int = 1024) -> torch.Tensor:
+def masked_marginals(
+    model: Any, seq: str, *, batch_size: int = 64, window: int = 1024, vocab: Any = None
+) -> torch.Tensor:
     """``[L, V]`` log-probabilities, row ``i`` from the wild type with residue ``i`` masked (windows of at
     most ``window`` tokens, clamped to the model's position limit)."""
+    lm = as_masked_lm(model, vocab)
     window = _clamp(lm, window)
     ids = torch.tensor(lm.alphabet.encode(seq))  # [T = L + 2]
     t = ids.numel()
@@ -96,8 +103,9 @@ def masked_marginals(lm: MaskedLM, seq: str, *, batch_size: int = 64, window: in
 
 
 @torch.no_grad()
-def wildtype_marginals(lm: MaskedLM, seq: str, *, window: int = 1024) -> torch.Tensor:
+def wildtype_marginals(model: Any, seq: str, *, window: int = 1024, vocab: Any = None) -> torch.Tensor:
     """``[L, V]`` log-probabilities of the unmasked wild type (one pass per window)."""
+    lm = as_masked_lm(model, vocab)
     window = _clamp(lm, window)
     ids = torch.tensor(lm.alphabet.encode(seq))
     t = ids.numel()
@@ -110,37 +118,51 @@ def wildtype_marginals(lm: MaskedLM, seq: str, *, window: int = 1024) -> torch.T
     return torch.stack(out)
 
 
-def pseudo_perplexity(log_probs: torch.Tensor, seq: str, lm_or_ids: MaskedLM | Sequence[int]) -> float:
-    """``exp(−mean_i log_probs[i, x_i])`` for the residues of ``seq`` (``log_probs`` from :func:`masked_marginals`)."""
-    ids = lm_or_ids.alphabet.encode(seq)[1:-1] if isinstance(lm_or_ids, MaskedLM) else list(lm_or_ids)
+def pseudo_perplexity(log_probs: torch.Tensor, seq: str, lm_or_ids: Any, *, vocab: Any = None) -> float:
+    """``exp(−mean_i log_probs[i, x_i])`` for the residues of ``seq`` (``log_probs`` from :func:`masked_marginals`;
+    ``lm_or_ids``: the model, any kind, or the residues' token ids)."""
+    if isinstance(lm_or_ids, Sequence) and not isinstance(lm_or_ids, str):
+        ids = [int(i) for i in lm_or_ids]
+    else:
+        ids = as_masked_lm(lm_or_ids, vocab).alphabet.encode(seq)[1:-1]
     lp = log_probs[torch.arange(len(ids)), torch.tensor(ids)]
     return float(torch.exp(-lp.mean()))
 
 
-def mutant_scores(log_probs: torch.Tensor, lm: MaskedLM, mutants: Sequence[Sequence[Mutation]]) -> np.ndarray:
+def mutant_scores(
+    log_probs: torch.Tensor, model: Any, mutants: Sequence[Sequence[Mutation]], *, vocab: Any = None
+) -> np.ndarray:
     """``Σ_i log_probs[i, mt_i] − log_probs[i, wt_i]`` per mutant (``[M]``)."""
-    idx = lm.alphabet.index
+    idx = as_masked_lm(model, vocab).alphabet.index
     lp = log_probs.double().numpy()
     return np.array([sum(lp[m.pos, idx[m.mt]] - lp[m.pos, idx[m.wt]] for m in muts) for muts in mutants])
 
 
-def pseudo_log_likelihood(lm: MaskedLM, seq: str, *, batch_size: int = 64, window: int = 1024) -> float:
+def pseudo_log_likelihood(
+    model: Any, seq: str, *, batch_size: int = 64, window: int = 1024, vocab: Any = None
+) -> float:
     """``Σ_i log p(s_i | s_{\\i})``."""
+    lm = as_masked_lm(model, vocab)
     lp = masked_marginals(lm, seq, batch_size=batch_size, window=window)
     ids = torch.tensor(lm.alphabet.encode(seq)[1:-1])
     return float(lp[torch.arange(len(ids)), ids].double().sum())
 
 
 def score_mutants(
-    lm: MaskedLM,
+    model: Any,
     wild_type: str,
     mutants: Sequence[str | Sequence[Mutation]],
     kind: ScoreKind = "masked_marginal",
     *,
     batch_size: int = 64,
     window: int = 1024,
+    vocab: Any = None,
 ) -> np.ndarray:
-    """Zero-shot scores (``[M]``, higher = fitter) of ``mutants`` (``"A12G"``/``"A12G:K15R"`` strings or parsed)."""
+    """Zero-shot scores (``[M]``, higher = fitter) of ``mutants`` (``"A12G"``/``"A12G:K15R"`` strings or parsed).
+
+    ``model``: any model :func:`~iclr26_science.proteins.ttt.ttt` takes (a :class:`MaskedLM`, a fair-esm
+    ``ESM2``, a ``transformers`` masked LM with ``vocab`` its tokenizer or token list)."""
+    lm = as_masked_lm(model, vocab)
     wt = check_sequence(wild_type, "wild-type sequence")
     parsed = [parse_mutations(m, wt) if isinstance(m, str) else tuple(m) for m in mutants]
     if kind == "masked_marginal":

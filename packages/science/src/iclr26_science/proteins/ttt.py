@@ -12,8 +12,9 @@ Bushuiev et al., *One protein is all you need* (ICLR 2026, arXiv 2411.02109), §
         loss = mean_b mean_{i ∈ M_b} −log p_θ(x_i | x̃_b)           ("cross_entropy")
            or  mean over every token of the crop of −log p_θ(x_i | x̃_b)  ("unnormalized_cross_entropy")
         loss.backward()            (summed over ags micro-batches: gradients are not divided by ags)
-        every ags micro-steps: SGD step (lr 4e-4, momentum 0, weight decay 0), zero_grad
-    predict with θ_T (or the selected state); reset() restores θ₀ bit for bit
+        every ags micro-steps: skip if any gradient is NaN/Inf; else clip (optional), SGD step (lr 4e-4,
+            momentum 0, weight decay 0), LR schedule step (optional: cosine, cosine_warmup); zero_grad
+    predict with θ_T (or, automatic_best_state_reset, the best scored state); reset() restores θ₀ bit for bit
 
 The token-embedding table is frozen (the paper's ``_ttt_get_frozen_modules``); the model is in eval mode
 except during each forward/backward of a training micro-step (so dropout acts only there). The crop is
@@ -26,15 +27,19 @@ reference's lora_diffusion adapters, set up for its ESMFold recipe, which keeps 
 For your own model: :func:`ttt` (``adapted = ttt(sequence, model)``) takes a :class:`MaskedLM`, a fair-esm
 ``ESM2`` or a ``transformers`` masked LM (e.g. ``EsmForMaskedLM``; see :func:`as_masked_lm`); LoRA
 adapters go into the linear layers of the modules named by ``lora_targets`` (fair-esm:
-``MultiheadAttention``; HF ESM: ``EsmAttention``; BERT: ``BertAttention``).
+``MultiheadAttention``; HF ESM: ``EsmAttention``; BERT: ``BertAttention``). The adapted state saves
+and reloads: :meth:`ProteinTTT.save_adapter` / :func:`~iclr26_science.proteins.lora.load_adapter` (the
+LoRA adapter only, in PEFT's file layout; or every trained tensor for full fine-tuning).
 """
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import annotated_types as at
@@ -42,7 +47,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr26_science.proteins.lm import MaskedLM, as_masked_lm
-from iclr26_science.proteins.lora import inject_lora, lora_parameters, remove_lora
+from iclr26_science.proteins.lora import inject_lora, lora_parameters, remove_lora, save_adapter
 from iclr26_science.proteins.scoring import masked_marginals, pseudo_perplexity
 from iclr26_science.proteins.tokens import check_sequence
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
@@ -98,11 +103,28 @@ class TTTSettings:
     """Keep the token-embedding table fixed (paper: yes)."""
     score_every_step: bool = False
     """Compute the target's pseudo-perplexity at every optimiser step (step 0 included; L forward passes each)."""
-    select: Literal["last", "best_pseudo_perplexity"] = "last"
-    """Keep θ_T (paper for MLM fitness) or the scored state with the lowest pseudo-perplexity (the paper's
-    ``automatic_best_state_reset`` with pseudo-perplexity as the confidence)."""
+    automatic_best_state_reset: bool = True
+    """The reference's switch (default on): after the loop, restore the scored state with the best
+    confidence. The reference's confidence comes from a model's ``_ttt_eval_step`` (ESMFold: pLDDT; the
+    masked LMs return none, so they keep θ_T); here it is the pseudo-perplexity (lowest wins, earliest on
+    ties) when ``score_every_step`` is set, and without scoring there is no confidence and θ_T is kept."""
     perplexity_early_stopping: NonNegFloat = 0.0
     """Stop once the scored pseudo-perplexity falls below this (0 = never)."""
+    skip_nonfinite_grads: bool = True
+    """Skip an optimiser step (and zero its gradients, with a warning) when any accumulated gradient is NaN
+    or ±Inf (the reference always does)."""
+    gradient_clip: bool = False
+    """Clip the accumulated gradients' global L2 norm before each optimiser step (reference default off)."""
+    gradient_clip_max_norm: PosFloat = 1.0
+    """The clipping norm (reference 1.0)."""
+    lr_scheduler: Literal["none", "cosine", "cosine_warmup"] = "none"
+    """Learning-rate schedule over the ``steps`` optimiser steps (reference default none): ``cosine``
+    (``CosineAnnealingLR(T_max=steps, eta_min=lr_min)``) or ``cosine_warmup`` (linear warm-up over
+    ``lr_warmup_steps``, then cosine from lr to ``lr_min``), stepped after each optimiser step taken."""
+    lr_warmup_steps: NonNegInt = 0
+    """Warm-up optimiser steps of ``cosine_warmup`` (reference 0)."""
+    lr_min: NonNegFloat = 0.0
+    """The schedule's final learning rate (reference 0)."""
     seed: NonNegInt = 0
     """Seed of the masking / cropping / MSA-row generator."""
 
@@ -112,8 +134,10 @@ class TTTSettings:
             raise ConfigError(
                 "bert_replace_prob", self.bert_replace_prob, f"<= 1 - bert_leave_prob = {1 - self.bert_leave_prob}"
             )
-        if self.select != "last" and not self.score_every_step:
-            raise ConfigError("select", self.select, "'last' unless score_every_step is set (nothing is scored)")
+        if self.lr_min > self.lr:
+            raise ConfigError("lr_min", self.lr_min, f"<= lr = {self.lr}")
+        if self.lr_warmup_steps > 0 and self.lr_scheduler != "cosine_warmup":
+            raise ConfigError("lr_warmup_steps", self.lr_warmup_steps, "0 unless lr_scheduler is 'cosine_warmup'")
         if self.perplexity_early_stopping > 0 and not self.score_every_step:
             raise ConfigError(
                 "perplexity_early_stopping", self.perplexity_early_stopping, "0 unless score_every_step is set"
@@ -128,14 +152,16 @@ class TTTResult:
 
     Attributes:
         history: One row per optimiser step ``t = 0..T``: ``step``, ``loss`` (the last micro-batch loss
-            before it, None at 0), ``perplexity`` (when scored).
+            before it, None at 0), ``lr`` (the learning rate of the next step), ``perplexity`` (when scored).
         selected_step: The step whose state the model now holds.
+        skipped_steps: Optimiser steps (0-based) skipped for NaN/Inf gradients.
         trainable_params: How many parameters trained.
         seconds: Wall time of the loop.
     """
 
     history: list[dict[str, Any]] = field(default_factory=list)
     selected_step: int = 0
+    skipped_steps: list[int] = field(default_factory=list)
     trainable_params: int = 0
     seconds: float = 0.0
 
@@ -192,7 +218,11 @@ class ProteinTTT:
         ``[bs, T']``.
 
         Exactly ``int(n · mask_ratio)`` (at least 1) of the ``n`` residue tokens of each row are selected;
-        special tokens (cls, eos, pad, unk, gaps) are never selected.
+        special tokens (cls, eos, pad, unk, gaps) are never selected. The generator is drawn in the
+        reference's order (``TTTModule._ttt_sample_batch``): rows, crop starts (drawn whenever the sequence is
+        at least ``crop_size`` long), one ``randperm`` per row, then per row and selected position in
+        ascending order one ``rand(1)`` and, for a replacement, one ``randint``; so with the same seed and
+        inputs the batches are the reference's (``tests/proteins/test_ttt.py`` re-derives them).
         """
         s, g = self.settings, self.generator
         n_rows, t = x.shape
@@ -204,29 +234,33 @@ class ProteinTTT:
         else:
             rep = x.repeat(bs // n_rows + 1, 1)
             rows = rep[torch.randperm(rep.shape[0], generator=g)[:bs]]
-        crop = min(t, self.crop_size)
-        starts = torch.zeros(bs, dtype=torch.long) if t <= crop else torch.randint(0, t - crop + 1, (bs,), generator=g)
+        if t < self.crop_size:
+            crop, starts = t, torch.zeros(bs, dtype=torch.long)
+        else:
+            crop, starts = self.crop_size, torch.randint(0, t - self.crop_size + 1, (bs,), generator=g)
         targets = torch.stack([rows[i, int(a) : int(a) + crop] for i, a in enumerate(starts)])
         alphabet = self.lm.alphabet
         is_aa = torch.isin(targets, torch.tensor(alphabet.residue_ids))
-        aa = torch.tensor(alphabet.standard_toks if s.replace_vocab == "standard_toks" else alphabet.aa_ids)
+        aa = alphabet.standard_toks if s.replace_vocab == "standard_toks" else alphabet.aa_ids
         mask = torch.zeros_like(targets, dtype=torch.bool)
-        masked = targets.clone()
-        keep_p, repl_p = s.bert_leave_prob, s.bert_replace_prob
         for i in range(bs):
             cand = torch.nonzero(is_aa[i]).flatten()
             if cand.numel() == 0:
                 continue
             k = max(1, int(cand.numel() * s.mask_ratio))
-            chosen = cand[torch.randperm(cand.numel(), generator=g)[:k]]
-            mask[i, chosen] = True
-            u = torch.rand(k, generator=g)
-            to_mask = u < 1 - keep_p - repl_p
-            to_repl = (~to_mask) & (u < 1 - keep_p)
-            masked[i, chosen[to_mask]] = self.lm.alphabet.mask
-            n_repl = int(to_repl.sum())
-            if n_repl:
-                masked[i, chosen[to_repl]] = aa[torch.randint(0, aa.numel(), (n_repl,), generator=g)]
+            mask[i, cand[torch.randperm(cand.numel(), generator=g)[:k]]] = True
+        masked = targets.clone()
+        keep_p, repl_p = s.bert_leave_prob, s.bert_replace_prob
+        for i in range(bs):
+            for j in torch.nonzero(mask[i]).flatten().tolist():
+                if keep_p + repl_p <= 0:
+                    masked[i, j] = alphabet.mask
+                    continue
+                u = float(torch.rand(1, generator=g))
+                if u < 1 - keep_p - repl_p:
+                    masked[i, j] = alphabet.mask
+                elif u < 1 - keep_p:
+                    masked[i, j] = aa[int(torch.randint(0, len(aa), (1,), generator=g))]
         return masked, targets, mask
 
     # ------------------------------------------------------------------ parameters
@@ -255,6 +289,44 @@ class ProteinTTT:
         if s.optimizer == "sgd":
             return torch.optim.SGD(params, lr=s.lr, momentum=s.momentum, weight_decay=s.weight_decay)
         return torch.optim.AdamW(params, lr=s.lr, weight_decay=s.weight_decay)
+
+    def _scheduler(self, opt: torch.optim.Optimizer) -> torch.optim.lr_scheduler.LRScheduler | None:
+        """The reference's schedules (``TTTModule.ttt``): stepped once per optimiser step taken."""
+        s = self.settings
+        if s.lr_scheduler == "cosine":
+            return torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, s.steps), eta_min=s.lr_min)
+        if s.lr_scheduler == "cosine_warmup":
+            warmup, floor = s.lr_warmup_steps, s.lr_min / s.lr
+
+            def factor(step: int) -> float:
+                if warmup > 0 and step < warmup:
+                    return (step + 1) / warmup
+                progress = (step - warmup) / max(1, s.steps - warmup)
+                return floor + 0.5 * (1.0 - floor) * (1.0 + math.cos(math.pi * progress))
+
+            return torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda=factor)
+        return None
+
+    def _optimizer_step(
+        self, opt: torch.optim.Optimizer, sched: torch.optim.lr_scheduler.LRScheduler | None,
+        params: list[torch.Tensor], step: int,
+    ) -> bool:  # fmt: skip
+        """One optimiser step on the accumulated gradients, the reference's way: skipped (gradients zeroed,
+        a warning) when any is NaN/Inf, else clipped (when asked), applied, and the schedule advanced.
+        Returns whether the step was taken."""
+        s = self.settings
+        grads = [p.grad for p in params if p.grad is not None]
+        if s.skip_nonfinite_grads and any(not bool(torch.isfinite(g).all()) for g in grads):
+            opt.zero_grad(set_to_none=True)
+            warnings.warn(f"ProteinTTT: NaN/Inf gradient at optimiser step {step}, step skipped", stacklevel=3)
+            return False
+        if s.gradient_clip and grads:
+            torch.nn.utils.clip_grad_norm_([p for p in params if p.grad is not None], s.gradient_clip_max_norm)
+        opt.step()
+        if sched is not None:
+            sched.step()
+        opt.zero_grad(set_to_none=True)
+        return True
 
     def _state(self) -> dict[str, torch.Tensor]:
         return {k: v.detach().clone() for k, v in self.lm.state_dict().items()}
@@ -285,6 +357,7 @@ class ProteinTTT:
         device = self.lm.device
         params = self.trainable_parameters()
         opt = self._optimizer(params)
+        sched = self._scheduler(opt)
         opt.zero_grad(set_to_none=True)
         result = TTTResult(trainable_params=sum(p.numel() for p in params))
         best: tuple[float, int, dict[str, torch.Tensor]] | None = None
@@ -295,11 +368,14 @@ class ProteinTTT:
         for micro in range(total + 1):
             if micro % s.ags == 0:
                 step = micro // s.ags
-                row: dict[str, Any] = {"step": step, "loss": None if loss is None else float(loss.detach())}
+                row: dict[str, Any] = {
+                    "step": step, "loss": None if loss is None else float(loss.detach()),
+                    "lr": float(opt.param_groups[0]["lr"]),
+                }  # fmt: skip
                 if s.score_every_step:
                     ppl = pseudo_perplexity(masked_marginals(self.lm, target, window=self.crop_size), target, self.lm)
                     row["perplexity"] = ppl
-                    if s.select == "best_pseudo_perplexity" and (best is None or ppl < best[0]):
+                    if s.automatic_best_state_reset and (best is None or ppl < best[0]):
                         best = (ppl, step, self._state())
                 result.history.append(row)
                 if log is not None:
@@ -317,9 +393,8 @@ class ProteinTTT:
             logits = self.lm(masked.to(device))
             loss = mlm_loss(logits, targets.to(device), mask.to(device), s.loss_kind)
             loss.backward()
-            if (micro + 1) % s.ags == 0:
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+            if (micro + 1) % s.ags == 0 and not self._optimizer_step(opt, sched, params, micro // s.ags):
+                result.skipped_steps.append(micro // s.ags)
             self.lm.eval()
         if best is not None:
             self.lm.load_state_dict(best[2])
@@ -328,6 +403,16 @@ class ProteinTTT:
             p.requires_grad_(False)
         result.seconds = time.perf_counter() - t0
         return result
+
+    def save_adapter(self, folder: str | Path, *, base_model: str = "") -> Path:
+        """Save the trained LoRA adapters only (PEFT's layout; see :func:`~iclr26_science.proteins.lora.save_adapter`).
+        Reload with ``load_adapter(base_model, folder)`` on a freshly loaded base model (or
+        ``peft.PeftModel.from_pretrained(network, folder)``). Full fine-tuning has no adapter: save the network
+        itself (``net.save_pretrained`` / ``torch.save(net.state_dict())``)."""
+        if self.settings.lora_rank == 0:
+            raise DataError("save_adapter needs LoRA (TTTSettings(lora_rank=r)); full fine-tuning changed every "
+                            "weight: save the network itself")  # fmt: skip
+        return save_adapter(self.lm, folder, base_model=base_model or self.lm.name)
 
     def reset(self) -> None:
         """Restore θ₀ bit for bit: remove LoRA adapters, copy every saved tensor back, restore flags and mode."""
