@@ -10,7 +10,7 @@ extra, e.g. ``uv sync --extra proteins``)::
     from iclr26_science import pretrain_encoder                       # Brain-Semantoks on your BOLD scans
     encoder = pretrain_encoder(scans, network_map, tr=0.72)
     from iclr26_science import fit_crystals                           # the crystal network on your Structures
-    model = fit_crystals(structures, targets); y = model.predict(new_structures)
+    model = fit_crystals(structures, targets); y = model.predict(new_structures)   # numpy; model.history
 """
 
 from __future__ import annotations

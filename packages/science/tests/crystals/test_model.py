@@ -150,16 +150,25 @@ def test_fit_predict_on_pymatgen_structures_and_save_load(tmp_path: object) -> N
     structures, y = _structures()
     settings = FitSettings(num_basis=8, dim=16, depth=1, heads=2, ff=32, head_hidden=(32,), epochs=40,
                            batch_size=6, lr=3e-3, val_fraction=0.0)  # fmt: skip
-    model = fit(structures, y, settings)
-    pred = model.predict(structures).numpy()
-    assert pred.shape == (len(y),) and pred.dtype == np.float64
+    seen: list[dict[str, object]] = []
+    model = fit(structures, list(y), settings, callback=seen.append)
+    pred = model.predict(structures)  # numpy, as the targets went in
+    assert isinstance(pred, np.ndarray) and pred.shape == (len(y),) and pred.dtype == np.float64
+    assert seen == model.history and [r["epoch"] for r in seen] == list(range(1, 41))
+    assert all(r["val_mae"] is None for r in seen) and seen[-1]["loss"] < 0.2 * seen[0]["loss"]  # type: ignore[operator]
+    # the batch path returns torch (what went in) and agrees with the numpy path
+    from iclr26_science.crystals.fit import as_inputs, batch_of
+
+    as_torch = model.predict(batch_of(as_inputs(structures)))
+    assert isinstance(as_torch, torch.Tensor)
+    np.testing.assert_allclose(as_torch.numpy(), pred, rtol=1e-6, atol=1e-6)
     mae, mean_mae = np.abs(pred - y).mean(), np.abs(y - y.mean()).mean()
     assert mae < 0.3 * mean_mae, (mae, mean_mae)
     assert float(model.target_mean) == pytest.approx(y.mean())
     path = Path(str(tmp_path)) / "cft"
     model.save_pretrained(path)
     loaded = CrystalFourierTransformer.from_pretrained(path)
-    assert torch.equal(loaded.predict(structures), model.predict(structures))
+    assert np.array_equal(loaded.predict(structures), model.predict(structures))
     # the workspace contract outside the run harness: save_model / load_model on any folder (offline)
     from iclr26_shared import list_models, load_model, save_model
 
@@ -168,7 +177,24 @@ def test_fit_predict_on_pymatgen_structures_and_save_load(tmp_path: object) -> N
     assert list_models(run)["cft"]["class"] == "iclr26_science.crystals.model:CrystalFourierTransformer"
     again = load_model(run)
     assert isinstance(again, CrystalFourierTransformer) and float(again.target_std) == float(model.target_std)
-    assert torch.equal(again.predict(structures), model.predict(structures))
+    assert np.array_equal(again.predict(structures), model.predict(structures))
+
+
+def test_fit_history_tracks_val_mae_and_the_callback_stops_training() -> None:
+    """val_mae per epoch equals the held-out MAE recomputed from the state kept; a callback returning True stops."""
+    from iclr26_science.crystals import FitSettings, fit
+
+    structures, y = _structures()
+    settings = FitSettings(num_basis=8, dim=16, depth=1, heads=2, ff=32, head_hidden=(32,), epochs=6,
+                           batch_size=6, lr=3e-3, val_fraction=0.25)  # fmt: skip
+    model = fit(structures, y, settings)
+    maes = [r["val_mae"] for r in model.history]
+    assert len(maes) == 6 and all(isinstance(m, float) for m in maes)
+    val = np.random.default_rng(0).permutation(len(y))[:3]  # fit's split: the first round(0.25·12) of the order
+    kept = np.abs(model.predict([structures[i] for i in val]) - y[val]).mean()
+    assert kept == pytest.approx(min(maes), rel=1e-5)  # the state of lowest val-MAE is the one returned
+    stopped = fit(structures, y, settings, callback=lambda row: row["epoch"] == 2)
+    assert [r["epoch"] for r in stopped.history] == [1, 2]
 
 
 def test_fit_rejects_bad_input() -> None:

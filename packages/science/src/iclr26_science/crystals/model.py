@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
+import numpy as np
 import torch
 from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
@@ -145,6 +147,8 @@ class CrystalFourierTransformer(nn.Module, PyTorchModelHubMixin):
         self.head = output_head(dim, tuple(head_hidden))
         self.register_buffer("target_mean", torch.zeros((), dtype=torch.float64))
         self.register_buffer("target_std", torch.ones((), dtype=torch.float64))
+        #: Per-epoch rows of the :func:`~iclr26_science.crystals.fit.fit` that made it (not saved).
+        self.history: list[dict[str, Any]] = []
 
     def forward(self, batch: CrystalBatch) -> torch.Tensor:
         """Predicted property per crystal, ``[B]``."""
@@ -163,22 +167,34 @@ class CrystalFourierTransformer(nn.Module, PyTorchModelHubMixin):
         self.target_mean.fill_(float(mean))
         self.target_std.fill_(float(std))
 
-    @torch.no_grad()
-    def predict(self, structures: Sequence[object], *, batch_size: int = 64) -> torch.Tensor:
-        """The property of each crystal, ``[S]`` float64 in the training targets' units.
+    @overload
+    def predict(self, structures: CrystalBatch, *, batch_size: int = 64) -> torch.Tensor: ...
+    @overload
+    def predict(self, structures: Sequence[object], *, batch_size: int = 64) -> np.ndarray: ...
+    def predict(
+        self, structures: Sequence[object] | CrystalBatch, *, batch_size: int = 64
+    ) -> np.ndarray | torch.Tensor:
+        """The property of each crystal, ``[S]`` float64 in the training targets' units, as what went in:
+        a numpy array for a list of structures (as the targets went into :func:`~iclr26_science.crystals.fit.fit`),
+        a torch tensor (on the model's device) for a :class:`CrystalBatch`.
 
         ``structures``: pymatgen ``Structure`` s (symmetry detected and refined to the standard conventional
-        cell, as in training) or :class:`~iclr26_science.crystals.structures.CrystalInput` s.
+        cell, as in training) or :class:`~iclr26_science.crystals.structures.CrystalInput` s; or a batch.
         """
         from iclr26_science.crystals.fit import as_inputs, batch_of
 
-        inputs = as_inputs(structures)
         device = self.target_mean.device
         was = self.training
         self.eval()
-        out = []
-        for s in range(0, len(inputs), batch_size):
-            y = self(batch_of(inputs[s : s + batch_size]).to(device))
-            out.append(y.double() * self.target_std + self.target_mean)
-        self.train(was)
-        return torch.cat(out) if out else torch.zeros(0, dtype=torch.float64)
+        try:
+            with torch.no_grad():
+                if isinstance(structures, CrystalBatch):
+                    return self(structures.to(device)).double() * self.target_std + self.target_mean
+                inputs = as_inputs(structures)
+                out = [
+                    self(batch_of(inputs[s : s + batch_size]).to(device)).double() * self.target_std + self.target_mean
+                    for s in range(0, len(inputs), batch_size)
+                ]
+        finally:
+            self.train(was)
+        return torch.cat(out).cpu().numpy() if out else np.zeros(0, dtype=np.float64)
