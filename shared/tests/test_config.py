@@ -9,6 +9,10 @@ import annotated_types as at
 import pytest
 
 from iclr26_shared.config import (
+    MAX_INT,
+    AllowInf,
+    AllowLargeInt,
+    AllowNaN,
     NonNegInt,
     PosFloat,
     PosInt,
@@ -47,10 +51,10 @@ class Cfg:
     """Nested."""
     flag: bool = False
     """Flag."""
-    horizon: float = float("inf")
-    """Infinite by default."""
-    missing: float = 0.0
-    """NaN is written as null."""
+    horizon: Annotated[float, AllowInf] = float("inf")
+    """Infinite by default (opted in: finite floats otherwise)."""
+    missing: Annotated[float, AllowNaN] = 0.0
+    """NaN is written as null (opted in)."""
 
     def __post_init__(self) -> None:
         validate(self)
@@ -93,7 +97,7 @@ def test_validate_accepts_the_defaults_and_ints_for_floats() -> None:
         ({"n": True}, "n", "an integer"),
         ({"k": -1}, "k", "a number >= 0"),
         ({"p": 1.5}, "p", "<= 1"),
-        ({"p": float("nan")}, "p", "(not NaN)"),
+        ({"p": float("nan")}, "p", "a finite number"),
         ({"widths": (4, 0)}, "widths[1]", "a number > 0"),
         ({"widths": "4,8"}, "widths", "a tuple (not a comma string)"),
         ({"widths": [4, 8]}, "widths", "a tuple"),
@@ -165,3 +169,68 @@ def test_save_load_and_corrupt_files(tmp_path: Path) -> None:
         load_config(Cfg, path)
     with pytest.raises((DataError, CheckpointError, ConfigError), match="not found"):
         load_config(Cfg, tmp_path / "missing.json")
+
+
+# --------------------------------------------------------------------------------------------------
+# default bounds (issue 52 §3): finite floats, integers <= MAX_INT, unless a field opts in
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Defaults:
+    lr: float = 0.1
+    """A plain float: finite."""
+    lrs: tuple[PosFloat, ...] = (0.1,)
+    """Items finite."""
+    limit: float | None = None
+    """Optional, finite when set."""
+    horizon: Annotated[float, at.Ge(0), AllowInf] = 1.0
+    """May be inf (never NaN)."""
+    score: Annotated[float, AllowNaN] = 0.0
+    """May be NaN (never inf)."""
+    hidden: PosInt = 8
+    """A plain bounded integer."""
+    plain: int = 0
+    """No annotation at all."""
+    widths: tuple[int, ...] = (1,)
+    """Items bounded too."""
+    budget: Annotated[int, at.Ge(0), AllowLargeInt] = 0
+    """Opted out of the default bound."""
+    own: Annotated[int, at.Interval(ge=0, lt=2**40)] = 0
+    """Its own upper bound replaces the default."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+
+@pytest.mark.parametrize(
+    ("kw", "field_name", "expected"),
+    [
+        ({"lr": float("inf")}, "lr", "a finite number"),
+        ({"lr": float("-inf")}, "lr", "a finite number"),
+        ({"lr": float("nan")}, "lr", "a finite number"),
+        ({"lrs": (0.1, float("inf"))}, "lrs[1]", "a finite number"),
+        ({"limit": float("inf")}, "limit", "a finite number"),
+        ({"horizon": float("nan")}, "horizon", "not NaN"),
+        ({"horizon": float("-inf")}, "horizon", ">= 0"),
+        ({"score": float("inf")}, "score", "not +-inf"),
+        ({"hidden": 10**20}, "hidden", f"<= {MAX_INT} (2**31 - 1"),
+        ({"plain": 2**31}, "plain", f"<= {MAX_INT}"),
+        ({"widths": (1, 2**40)}, "widths[1]", f"<= {MAX_INT}"),
+        ({"own": 2**40}, "own", f"< {2**40}"),
+    ],
+)
+def test_floats_are_finite_and_ints_bounded_by_default(kw: dict, field_name: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        Defaults(**kw)
+    assert err.value.field == field_name and expected in err.value.expected, err.value
+    assert "\n" not in str(err.value)
+
+
+def test_the_opt_ins_accept_what_they_name() -> None:
+    cfg = Defaults(horizon=float("inf"), score=float("nan"), budget=10**20, own=2**40 - 1, plain=MAX_INT)
+    assert cfg.horizon == float("inf") and cfg.score != cfg.score and cfg.budget == 10**20
+    back = config_from_dict(Defaults, config_to_dict(cfg))  # inf -> "inf", NaN -> null and back
+    assert back.horizon == float("inf") and back.score != back.score
+    with pytest.raises(ConfigError, match="'lr' = inf: expected a finite number"):
+        config_from_dict(Defaults, {"lr": "inf"})  # a hand-edited config.json cannot smuggle inf in

@@ -14,8 +14,9 @@ import torch
 
 from iclr26_shared.cli import run_methods
 from iclr26_shared.errors import ConfigError
+from iclr26_shared.preflight import MAX_SEED
 from iclr26_shared.runs import RunDir
-from iclr26_shared.seeding import numpy_seed, seed_everything
+from iclr26_shared.seeding import derive_seed, numpy_seed, seed_everything
 from iclr26_shared.testing import TOY_DDP_SPEC, TOY_SPEC, ToyConfig, run_cli
 
 METHODS = {s.name: s for s in (TOY_SPEC, TOY_DDP_SPEC)}
@@ -57,14 +58,39 @@ def test_cuda_without_a_gpu_fails_before_any_work(tmp_path: Path, monkeypatch: p
 def test_numpy_is_seeded_from_the_whole_seed() -> None:
     assert numpy_seed(7) == 7 and numpy_seed(2**32) == [0, 1] and numpy_seed(2**32 + 5) == [5, 1]
     draws = {}
-    for seed in (0, 2**32, 2**33):
+    for seed in (0, 1, MAX_SEED):
         seed_everything(seed)
         draws[seed] = np.random.random(4)
-    assert not np.array_equal(draws[0], draws[2**32]) and not np.array_equal(draws[2**32], draws[2**33])
+    assert not np.array_equal(draws[0], draws[1]) and not np.array_equal(draws[1], draws[MAX_SEED])
     seed_everything(0)
     assert np.array_equal(np.random.random(4), draws[0])  # seeds below 2**32 seed numpy as before
+    with pytest.raises(ConfigError, match=r"seed.*2\*\*32 - 1"):
+        seed_everything(MAX_SEED + 1)
+
+
+def test_the_documented_maximum_seed_survives_derived_seeds() -> None:
+    """Issue 52 §3: --seed 2**63 - 1 (then documented) overflowed torch in the methods' derived seeds
+    (``seed * 1000 + k``). The bound is 2**32 - 1 now, and such derivations at it stay in int64;
+    derive_seed (SeedSequence) takes any seed and names its streams."""
+    assert MAX_SEED == 2**32 - 1
+    for derived in (MAX_SEED * 1_000_003 + 10_007 * 99 + 10**4, (MAX_SEED + 1000 * MAX_SEED) * 100_003 + 10**6):
+        torch.Generator().manual_seed(derived)  # fits (no "Overflow when unpacking long long")
+    a, b = derive_seed(MAX_SEED, "eval", 3), derive_seed(MAX_SEED, "eval", 4)
+    assert a != b and a == derive_seed(MAX_SEED, "eval", 3) and 0 <= a < 2**63
+    assert derive_seed(1, 0) != derive_seed(0, 1000) and derive_seed(2**200, 1) < 2**63
+    torch.Generator().manual_seed(derive_seed(2**63 - 1, 7))
+    np.random.seed(derive_seed(2**63 - 1, "numpy", bits=32))
     with pytest.raises(ConfigError, match="seed"):
-        seed_everything(2**63)
+        derive_seed(-1)
+
+
+def test_seed_bounds_at_the_cli(tmp_path: Path) -> None:
+    assert "2**32 - 1" in _one_line(_cli(["toy-ridge", "--seed", str(MAX_SEED + 1), "--out-dir", str(tmp_path)]))
+    assert "--seed + --seeds - 1" in _one_line(
+        _cli(["toy-ridge", "--seed", str(MAX_SEED), "--seeds", "2", "--out-dir", str(tmp_path)])
+    )
+    res = _cli(["toy-ridge", "--preset", "smoke", "--seed", str(MAX_SEED), "--out-dir", str(tmp_path), "--quiet"])
+    assert res.code == 0, res.err
 
 
 def test_corrupt_newest_checkpoint_falls_back_to_the_older_one(tmp_path: Path, capsys) -> None:

@@ -73,7 +73,7 @@ def test_successful_parses_and_help_are_untouched(capsys: pytest.CaptureFixture[
     ("argv", "line"),
     [
         (["lst"], "error: iclr26: invalid choice 'lst' for the command (expected one of list, run, reproduce, "
-                  "models, bench); did you mean 'list'?"),
+                  "models, bench, data); did you mean 'list'?"),
         (["models"], "error: iclr26: missing required argument(s): RUN_DIR (see iclr26 --help)"),
         (["bench", "--bogus"], "error: iclr26: Unrecognized options: --bogus (see iclr26 --help)"),
         (["reproduce", "--seeds", "two"], "error: iclr26: --seeds: invalid literal for int() with base 10: 'two' "

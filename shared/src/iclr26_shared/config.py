@@ -43,6 +43,10 @@ from iclr26_shared.errors import ConfigError
 C = TypeVar("C")
 
 __all__ = [
+    "MAX_INT",
+    "AllowInf",
+    "AllowLargeInt",
+    "AllowNaN",
     "NonNegFloat",
     "NonNegInt",
     "PosFloat",
@@ -80,6 +84,31 @@ NonNegFloat = Annotated[float, at.Ge(0), _shown(">= 0")]
 #: A float in [0, 1] (probabilities, fractions).
 UnitFloat = Annotated[float, at.Interval(ge=0, le=1), _shown("in [0, 1]")]
 
+#: The default upper bound of every integer field that declares none (``Le``, ``Lt`` or an ``Interval``
+#: with a top): 2**31 - 1, so ``--hidden 10**20`` is a one-line :class:`ConfigError`, never a torch
+#: ``TypeError`` or an allocation of 10**20 elements. A field that needs more says so with
+#: :data:`AllowLargeInt` (or its own ``at.Le``).
+MAX_INT = 2**31 - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _Marker:
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: Opt-in for a float field (or a tuple's float items) that may be ``inf``/``-inf``:
+#: ``Annotated[float, AllowInf]``; its docstring should say what ``inf`` means. NaN stays refused. Every
+#: other float field must be finite (``allow_inf_nan=False``): ``--lr inf`` is a one-line ConfigError.
+AllowInf = _Marker("AllowInf")
+#: Opt-in for a float field that may be NaN (e.g. "not measured", written as null in JSON):
+#: ``Annotated[float, AllowNaN]``; infinities stay refused unless the field is also :data:`AllowInf`.
+AllowNaN = _Marker("AllowNaN")
+#: Opt-out of :data:`MAX_INT` for an integer field: ``Annotated[int, at.Ge(0), AllowLargeInt]``.
+AllowLargeInt = _Marker("AllowLargeInt")
+
 
 # --------------------------------------------------------------------------------------------------
 # validate(): types and annotated-types constraints of every field
@@ -114,12 +143,66 @@ def _adapter(cls: type) -> Any:
         words: dict[str, str] = {}
         for name, tp in fields.items():
             _reject_mutable(tp, name)
+            fields[name] = tp = _default_bounds(tp)
             _predicate_words(tp, words)
         _PREDICATES[cls] = words
         typed = TypedDict(f"{cls.__name__}Fields", fields)  # pyright: ignore[reportArgumentType]
-        setattr(typed, "__pydantic_config__", ConfigDict(strict=True, arbitrary_types_allowed=True))  # noqa: B010
+        setattr(  # noqa: B010
+            typed, "__pydantic_config__", ConfigDict(strict=True, arbitrary_types_allowed=True, allow_inf_nan=False)
+        )
         adapter = _ADAPTERS[cls] = TypeAdapter(typed)
     return adapter
+
+
+def _not_nan(x: float) -> bool:
+    """a number or +-inf (not NaN)"""
+    return not math.isnan(x)
+
+
+def _not_inf(x: float) -> bool:
+    """a finite number or NaN (not +-inf)"""
+    return not math.isinf(x)
+
+
+def _has_top(meta: Any) -> bool:
+    if isinstance(meta, at.Le | at.Lt):
+        return True
+    return isinstance(meta, at.Interval) and (meta.le is not None or meta.lt is not None)
+
+
+def _default_bounds(tp: Any) -> Any:
+    """``tp`` with the workspace's default bounds added for pydantic (the annotation tyro and ``--help``
+    read is left alone): ints without an upper bound get ``<= MAX_INT`` unless marked
+    :data:`AllowLargeInt`; floats marked :data:`AllowInf` may be infinite and :data:`AllowNaN` NaN
+    (otherwise the adapter's ``allow_inf_nan=False`` refuses both). Recurses into
+    ``Annotated``, tuples and unions; other types pass through."""
+    import types
+    from typing import Union
+
+    from pydantic import AllowInfNan
+
+    origin, args = get_origin(tp), get_args(tp)
+    if tp is int:
+        return Annotated[int, at.Le(MAX_INT)]
+    if origin is Annotated:
+        base, meta = args[0], list(args[1:])
+        if base is int:
+            if not any(m is AllowLargeInt or _has_top(m) for m in meta):
+                meta.append(at.Le(MAX_INT))
+        elif base is float:
+            inf, nan = any(m is AllowInf for m in meta), any(m is AllowNaN for m in meta)
+            if inf or nan:
+                meta.append(AllowInfNan(True))
+            if inf != nan:
+                meta.append(at.Predicate(_not_nan if inf else _not_inf))
+        else:
+            base = _default_bounds(base)
+        return Annotated[(base, *meta)]  # pyright: ignore[reportInvalidTypeArguments]
+    if origin is tuple and args:
+        return tuple[tuple(a if a is Ellipsis else _default_bounds(a) for a in args)]  # pyright: ignore[reportInvalidTypeArguments]
+    if origin in (Union, types.UnionType):
+        return Union[tuple(_default_bounds(a) for a in args)]  # pyright: ignore[reportInvalidTypeArguments]  # noqa: UP007
+    return tp
 
 
 def _reject_mutable(tp: Any, where: str) -> None:
@@ -153,7 +236,10 @@ def _expected(err: Mapping[str, Any], predicates: Mapping[str, str]) -> str:
         return predicates.get(name, f"satisfying {name}")
     if kind in _BOUND_WORDS:
         key, op = _BOUND_WORDS[kind]
-        bound = f"{ctx[key]:g}" if isinstance(ctx.get(key), int | float) else str(ctx.get(key))
+        raw = ctx.get(key)
+        bound = str(raw) if isinstance(raw, int) else f"{raw:g}" if isinstance(raw, float) else str(raw)
+        if raw == MAX_INT and kind == "less_than_equal":
+            bound += " (2**31 - 1, the default bound of an integer field)"
         nan = isinstance(value, float) and math.isnan(value)
         return f"a number {op} {bound}" + (" (not NaN)" if nan else "")
     if kind in _TYPE_WORDS:

@@ -12,8 +12,11 @@ from iclr26_shared.errors import UsageError
 
 __all__ = ["MAX_SEED", "check_device_name", "check_out_dir", "check_seed"]
 
-#: Seeds are 0 <= seed <= MAX_SEED (torch takes 64-bit seeds; NumPy is seeded from all of them).
-MAX_SEED = 2**63 - 1
+#: Seeds are 0 <= seed <= MAX_SEED = 2**32 - 1: NumPy's legacy global seed takes exactly that range, and a
+#: method's derived seeds (``seed * 1_000_003 + k`` and the like) stay inside torch's signed 64 bits, which
+#: 2**63 - 1 itself overflowed (issue 52). New code derives its streams with
+#: :func:`iclr26_shared.seeding.derive_seed` (numpy ``SeedSequence``), which takes any such seed.
+MAX_SEED = 2**32 - 1
 
 _DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
 
@@ -21,7 +24,7 @@ _DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
 def check_seed(seed: object, flag: str = "--seed") -> int:
     """``seed`` as an int in ``[0, MAX_SEED]``, or a one-line :class:`UsageError` naming ``flag``."""
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
-        raise UsageError(f"{flag} {seed!r}: expected an integer in [0, 2**63 - 1] = [0, {MAX_SEED}]")
+        raise UsageError(f"{flag} {seed!r}: expected an integer in [0, 2**32 - 1] = [0, {MAX_SEED}]")
     return seed
 
 

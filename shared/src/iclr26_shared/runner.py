@@ -29,7 +29,7 @@ class CommonFlags:
     """Flags every method takes."""
 
     seed: int = 0
-    """Random seed (Python, NumPy and torch are seeded with it)."""
+    """Random seed, 0 <= seed <= 2**32 - 1 (Python, NumPy and torch are seeded with it)."""
     device: str = "auto"
     """Device: auto (CUDA when available), cpu, cuda or cuda:N."""
     out_dir: Path = Path("runs")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["get_rng_state", "make_generator", "numpy_seed", "seed_everything", "set_rng_state"]
+__all__ = ["derive_seed", "get_rng_state", "make_generator", "numpy_seed", "seed_everything", "set_rng_state"]
 
 
 def seed_everything(seed: int, *, deterministic: bool = False) -> None:
@@ -22,7 +22,7 @@ def seed_everything(seed: int, *, deterministic: bool = False) -> None:
     from iclr26_shared.preflight import MAX_SEED
 
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
-        raise ConfigError("seed", seed, "an integer in [0, 2**63 - 1]")
+        raise ConfigError("seed", seed, f"an integer in [0, 2**32 - 1] = [0, {MAX_SEED}]")
     random.seed(seed)
     np.random.seed(numpy_seed(seed))
     torch.manual_seed(seed)
@@ -42,6 +42,25 @@ def numpy_seed(seed: int) -> int | list[int]:
         words.append(seed & 0xFFFFFFFF)
         seed >>= 32
     return words
+
+
+def derive_seed(seed: int, *keys: int | str, bits: int = 63) -> int:
+    """A seed for one library or stream, derived from the run's ``seed`` and ``keys`` with NumPy's
+    ``SeedSequence`` (its hash of the whole entropy): any non-negative ``seed`` works and the result fits
+    in ``bits`` bits (63: ``torch.manual_seed``/``torch.Generator``; 32: NumPy's legacy ``np.random.seed``),
+    where ``seed * 1000 + k`` overflows for large seeds and collides across streams (seed 1, k 0 = seed 0,
+    k 1000). ``keys`` name the stream (ints or strings: ``derive_seed(run.seed, "eval", dim)``)."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        from iclr26_shared.errors import ConfigError
+
+        raise ConfigError("seed", seed, "a non-negative integer")
+    if not 1 <= bits <= 64:
+        raise ValueError(f"bits={bits}: expected 1..64")
+    words = [int.from_bytes(k.encode(), "little") if isinstance(k, str) else int(k) for k in keys]
+    if any(w < 0 for w in words):
+        raise ValueError(f"keys {keys!r}: expected non-negative integers or strings")
+    state = np.random.SeedSequence(seed, spawn_key=tuple(words)).generate_state(2, np.uint32)
+    return (int(state[0]) | int(state[1]) << 32) >> (64 - bits)
 
 
 def make_generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:
