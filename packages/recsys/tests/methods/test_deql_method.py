@@ -200,7 +200,10 @@ def test_smoke_run_and_resume(tmp_path):
     assert_models_roundtrip(run, {"deql": lambda m: m.predict(probe)})
     loaded = load_model(run.path)
     assert loaded.get_params() == {k: v for k, v in results["splits"][0]["best"]["deql"]["params"].items()} | {
-        "zero_diag": False
+        "zero_diag": False,
+        "solver": "structured",
+        "dtype": "float64",
+        "device": "cpu",
     }
     assert len(loaded.item_ids_) == loaded.n_items_ == results["dataset"]["items"]
     _assert_no_claim_holds_on(results)
