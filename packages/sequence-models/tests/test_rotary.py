@@ -86,10 +86,11 @@ def test_skip_conv_bias_only_reduces_to_rope() -> None:
 
 
 def test_temperature_spectra() -> None:
-    rope = rotary_temperature("rope", 500_000.0, 8, 1.0)
+    f64 = torch.float64
+    rope = rotary_temperature("rope", 500_000.0, 8, 1.0, f64)
     assert_close(rope, torch.tensor([500_000.0 ** (-j / 4) for j in range(4)], dtype=torch.float64))
-    assert_close(rotary_temperature("rope", 1.0, 8, 0.5), torch.full((4,), 0.5, dtype=torch.float64))
-    rfa = rotary_temperature("rfa", 0.9, 8, 0.25)
+    assert_close(rotary_temperature("rope", 1.0, 8, 0.5, f64), torch.full((4,), 0.5, dtype=torch.float64))
+    rfa = rotary_temperature("rfa", 0.9, 8, 0.25, f64)
     ang = [0.9 * math.pi * j / 3 for j in range(4)]
     expect = torch.tensor([math.tan(a / 2) for a in ang], dtype=torch.float64)
     assert_close(rfa, 0.25 * expect / expect.max())

@@ -61,26 +61,37 @@ def apply_rotary(x: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
 
 
 def rotary_temperature(
-    temp_type: Literal["rope", "rfa"], theta: float, head_k_dim: int, temp_max: float
+    temp_type: Literal["rope", "rfa"],
+    theta: float,
+    head_k_dim: int,
+    temp_max: float,
+    dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    """The frequency (temperature) vector ω ∈ R^R of Selective RoPE.
+    """The frequency (temperature) vector ω ∈ R^R of Selective RoPE, computed in ``dtype``.
 
     * ``rope``: ``ω_j = temp_max · theta^(−2j/d_k)``, j = 0..R−1 (``theta >= 1``; theta = 1 → all ω = temp_max).
     * ``rfa``: ``ϑ_j = linspace(0, theta·π, R)``, ``ω_j = tan(ϑ_j / 2) = sqrt((1−cos ϑ_j)/(1+cos ϑ_j))``,
       rescaled so that ``max ω = temp_max`` (``0 < theta < 1``).
+
+    ``dtype`` defaults to float32, the paper's code (``modules/rotary.py``), with the same operations in
+    the same order, so the spectrum is the official one bit for bit. For ``rfa`` near θ = 1 this matters:
+    ``1 + cos ϑ`` cancels, and at the copying setting (θ = 0.9999, temp_max 0.25, d_k = 16) float32 puts
+    every frequency but the largest ~9.9 % below the float64 values (``tests/test_official_parity.py``).
     """
     _check_head_dim("rotary_temperature", head_k_dim)
+    if dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"rotary_temperature: dtype must be torch.float32 or torch.float64, got {dtype}")
     r = head_k_dim // 2
     if temp_type == "rope":
         if theta < 1.0:
             raise ValueError(f"rotary_temperature: temp_type='rope' needs temp_theta >= 1, got {theta}")
-        return temp_max / theta ** (torch.arange(0, head_k_dim, 2, dtype=torch.float64) / head_k_dim)
+        return temp_max / (theta ** (torch.arange(0, head_k_dim, 2, dtype=dtype) / head_k_dim))
     if temp_type == "rfa":
         if not 0.0 < theta < 1.0:
             raise ValueError(f"rotary_temperature: temp_type='rfa' needs 0 < temp_theta < 1, got {theta}")
-        ang = torch.linspace(0.0, theta * math.pi, r, dtype=torch.float64)
+        ang = torch.linspace(0.0, float(theta * math.pi), steps=r, dtype=dtype)
         omega = torch.sqrt((1 - torch.cos(ang)) / (1 + torch.cos(ang)))
-        return temp_max * omega / omega.max()
+        return temp_max * omega / torch.max(omega)
     raise ValueError(f"rotary_temperature: temp_type must be 'rope' or 'rfa', got {temp_type!r}")
 
 
@@ -152,6 +163,8 @@ class SelectiveRoPE(nn.Module):
         d_conv: Short-convolution kernel size.
         conv_act: Activation after the convolution (None or ``"silu"``).
         temp_type, temp_theta, temp_max: The temperature spectrum (:func:`rotary_temperature`).
+        temp_dtype: Precision the spectrum is computed in (``"float32"``, the paper's code, or
+            ``"float64"``); the stored ω is float32 either way, like every other parameter.
         temp_grad: Train ω (frozen by default).
         phi_proj_rank: Rank r of the low-rank projection.
         phi_parametrization: ``"low-rank"`` (D → r → H·R) or ``"full-rank"`` (per-head, weight-normalised).
@@ -171,6 +184,7 @@ class SelectiveRoPE(nn.Module):
         temp_theta: float = 500_000.0,
         temp_max: float = 1.0,
         temp_grad: bool = False,
+        temp_dtype: Literal["float32", "float64"] = "float32",
         phi_proj_rank: int = 16,
         phi_parametrization: Literal["low-rank", "full-rank"] = "low-rank",
         use_gate: bool = False,
@@ -199,7 +213,10 @@ class SelectiveRoPE(nn.Module):
         self.phi_conv1d = None if skip_conv else ShortConvolution(hr, d_conv, bias=False, activation=conv_act)
         if use_bias:
             self.phi_bias = nn.Parameter(torch.zeros(num_heads, self.pe_dim))
-        omega = rotary_temperature(temp_type, temp_theta, head_k_dim, temp_max).float()
+        if temp_dtype not in ("float32", "float64"):
+            raise ValueError(f"SelectiveRoPE: temp_dtype must be 'float32' or 'float64', got {temp_dtype!r}")
+        dtype = torch.float32 if temp_dtype == "float32" else torch.float64
+        omega = rotary_temperature(temp_type, temp_theta, head_k_dim, temp_max, dtype).float()
         self.temperature = nn.Parameter(omega, requires_grad=temp_grad)
         if use_gate:
             out = num_heads * self.pe_dim if gate_parametrization == "gla" else num_heads
