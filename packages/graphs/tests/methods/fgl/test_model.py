@@ -384,7 +384,7 @@ def test_public_fit_trains_on_any_data_and_saves_with_its_trees(tmp_path) -> Non
     from iclr26_graphs.methods.fgl.train import fit
 
     data = load_graph("csbm", seed=3, csbm=CsbmParams(160, 40, phi=-0.5), val_per_class=20)
-    model, info = fit(data, num_trees=3, knn_k=3, epochs=20, pseudo_epochs=10, estimator_epochs=10, hidden=16)
+    model, info = fit(data, num_trees=3, knn_k=3, epochs=20, pseudo_epochs=10, estimator_epochs=10, hidden_channels=16)
     with torch.no_grad():
         pred = model(data.x).argmax(-1)
     val = float((pred[data.val_mask] == data.y[data.val_mask]).float().mean())  # pyright: ignore[reportIndexIssue,reportOptionalSubscript]
@@ -396,6 +396,44 @@ def test_public_fit_trains_on_any_data_and_saves_with_its_trees(tmp_path) -> Non
         assert torch.equal(again(data.x), model(data.x))
     with pytest.raises(GraphInputError, match="train_mask"):
         fit(type(data)(x=data.x, edge_index=data.edge_index, y=data.y))
+
+
+def test_fgl_is_transductive_a_new_graph_is_refused_or_resampled(tmp_path) -> None:
+    """forward(x, edge_index) checks edge_index against the graph the forest was sampled on (also after
+    loading); a different graph is a one-line error; resample(data) rebuilds the structure for it, and
+    then the output is computed on the new graph's forest (it changes)."""
+    from iclr26_graphs.methods.fgl.model import graph_fingerprint
+    from iclr26_graphs.methods.fgl.train import fit
+
+    data = load_graph("csbm", seed=3, csbm=CsbmParams(120, 20, phi=-0.5), val_per_class=10)
+    model, _ = fit(data, num_trees=2, knn_k=3, epochs=3, pseudo_epochs=3, estimator_epochs=3, hidden_channels=8)
+    model.eval()
+    with torch.no_grad():
+        ref = model(data.x)
+        # the same graph in any arc order / direction / with duplicates is accepted
+        ei = data.edge_index
+        assert ei is not None
+        shuffled = torch.cat([ei.flip(0), ei[:, :5]], 1)[:, torch.randperm(ei.size(1) + 5)]
+        assert torch.equal(model(data.x, shuffled), ref)
+        other = load_graph("csbm", seed=4, csbm=CsbmParams(120, 20, phi=-0.5), val_per_class=10)
+        assert other.edge_index is not None
+        assert graph_fingerprint(other.edge_index, 120) != graph_fingerprint(ei, 120)
+        with pytest.raises(GraphInputError, match=r"^edge_index is not the graph .*resample\(data\)"):
+            model(other.x, other.edge_index)
+        dropped = ei[:, (ei[0] != ei[0, 0]) & (ei[1] != ei[0, 0])]  # one node's edges removed
+        with pytest.raises(GraphInputError, match="transductive"):
+            model(data.x, dropped)
+    model.save_pretrained(tmp_path / "fgl")
+    loaded = FGL.from_pretrained(tmp_path / "fgl").eval()
+    with torch.no_grad(), pytest.raises(GraphInputError, match="transductive"):
+        loaded(other.x, other.edge_index)
+    loaded.resample(other, knn_k=3, pseudo_epochs=3, estimator_epochs=3)
+    assert loaded.structure is not None and loaded.structure.graph == graph_fingerprint(other.edge_index, 120)
+    with torch.no_grad():
+        new = loaded(other.x, other.edge_index)
+        assert new.shape == ref.shape and not torch.equal(new, model(other.x))
+        with pytest.raises(GraphInputError, match="transductive"):
+            loaded(data.x, data.edge_index)
 
 
 def test_dry_run_smoke_builds_and_steps() -> None:

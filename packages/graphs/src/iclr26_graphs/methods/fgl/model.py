@@ -40,6 +40,7 @@ __all__ = [
     "MLPNet",
     "Modules",
     "gcn_norm_weights",
+    "graph_fingerprint",
     "make_baseline",
 ]
 
@@ -54,6 +55,23 @@ def gcn_norm_weights(edge_index: torch.Tensor, num_nodes: int) -> tuple[torch.Te
     deg = torch.bincount(ei[1], minlength=num_nodes).double()
     w = deg[ei[0]].rsqrt() * deg[ei[1]].rsqrt()
     return ei, w.float()
+
+
+def _undirected_keys(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """Sorted unique ``min(u, v) · n + max(u, v)`` of the non-loop edges (direction and duplicates ignored)."""
+    e = edge_index[:, edge_index[0] != edge_index[1]]
+    return torch.unique(torch.minimum(e[0], e[1]) * num_nodes + torch.maximum(e[0], e[1]))
+
+
+def graph_fingerprint(edge_index: torch.Tensor, num_nodes: int) -> str:
+    """SHA-256 of the undirected simple graph ``edge_index`` on ``num_nodes`` nodes (arc direction,
+    duplicates and self-loops ignored): what an :class:`FGLStructure` records of the graph it was built on."""
+    import hashlib
+
+    keys = _undirected_keys(edge_index.detach().long().cpu(), num_nodes)
+    digest = hashlib.sha256(str(num_nodes).encode())
+    digest.update(keys.numpy().astype("<i8").tobytes())
+    return digest.hexdigest()
 
 
 def _spmm(edge_index: torch.Tensor, weight: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
@@ -71,12 +89,34 @@ class FGLStructure:
             ``(source j, target i)``.
         attention: ``[E']``: ``α_{i→j}`` (target attends to source; sums to 1 over a target's arcs).
         forest: ``N_T`` spanning forests of Ĝ, rooted at their centroids.
+        graph: :func:`graph_fingerprint` of the input graph G the structure was built on (None when
+            unknown, e.g. a structure file written before it was recorded).
     """
 
     num_nodes: int
     edge_index: torch.Tensor
     attention: torch.Tensor
     forest: Forest
+    graph: str | None = None
+
+    def check_graph(self, edge_index: torch.Tensor) -> None:
+        """A one-line :class:`GraphInputError` unless ``edge_index`` is the graph this structure was built
+        on (its fingerprint; without one, every edge must be an edge of Ĝ)."""
+        if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= self.num_nodes):
+            raise GraphInputError(
+                f"edge_index holds node ids outside [0, {self.num_nodes}), the nodes of the graph FGL's forest was "
+                "sampled on (FGL is transductive): call model.resample(data) to rebuild it for this graph"
+            )
+        if self.graph is not None:
+            same = graph_fingerprint(edge_index, self.num_nodes) == self.graph
+        else:
+            known = _undirected_keys(self.edge_index, self.num_nodes)
+            same = bool(torch.isin(_undirected_keys(edge_index, self.num_nodes), known).all())
+        if not same:
+            raise GraphInputError(
+                "edge_index is not the graph FGL's forest was sampled on (FGL is transductive): call "
+                "model.resample(data) to rebuild the structure for this graph, or forward without edge_index"
+            )
 
     def to(self, device: torch.device | str) -> FGLStructure:
         """The same structure on ``device``."""
@@ -86,6 +126,7 @@ class FGLStructure:
             self.edge_index.to(device),
             self.attention.to(device),
             make_forest(self.edge_index.to(device), self.num_nodes, self.forest.trees.to(device)),
+            self.graph,
         )
 
     def permute(self, perm: torch.Tensor) -> FGLStructure:
@@ -111,7 +152,8 @@ class FGLStructure:
             "attention": self.attention.detach().cpu().contiguous(),
             "trees": self.forest.trees.detach().cpu().contiguous(),
         }
-        save_file(tensors, str(path), metadata={"num_nodes": str(self.num_nodes)})
+        meta = {"num_nodes": str(self.num_nodes)} | ({"graph": self.graph} if self.graph else {})
+        save_file(tensors, str(path), metadata=meta)
 
     @classmethod
     def load(cls, path: str | Path, device: torch.device | str = "cpu") -> FGLStructure:
@@ -125,7 +167,8 @@ class FGLStructure:
             t = {k: f.get_tensor(k) for k in ("edge_index", "attention", "trees")}
         n = int(meta["num_nodes"])
         ei = t["edge_index"].to(device)
-        return cls(n, ei, t["attention"].to(device), make_forest(ei, n, t["trees"].to(device)))
+        forest = make_forest(ei, n, t["trees"].to(device))
+        return cls(n, ei, t["attention"].to(device), forest, meta.get("graph"))
 
 
 class FGL(nn.Module, PyTorchModelHubMixin):
@@ -154,7 +197,10 @@ class FGL(nn.Module, PyTorchModelHubMixin):
             our documented reading) or ``"sender"`` (``α_{a→b}``, Theorem 1's ``α_{v→u}``).
 
     ``forward(x [n, f], edge_index=None, structure=None) -> logits [n, C]``; the structure is the one set
-    by :meth:`set_structure` unless given (``edge_index`` is only checked against it).
+    by :meth:`set_structure` unless given. FGL is **transductive**: Ĝ, α and the trees are built once, for
+    one graph, by the pre-processing, and ``forward`` never reads ``edge_index``; it only checks that it is
+    that graph (a different one is a one-line :class:`GraphInputError`). For another graph, call
+    :meth:`resample` (the pre-processing again, on that graph, with the trained weights kept).
     """
 
     def __init__(
@@ -208,6 +254,34 @@ class FGL(nn.Module, PyTorchModelHubMixin):
             model.set_structure(FGLStructure.load(path, map_location))
         return model
 
+    def resample(self, data: Any, *, seed: int = 0, **kwargs: Any) -> FGL:
+        """Rebuild the structure for the graph ``data`` (a ``Data`` with ``x``, ``edge_index``, ``y``,
+        ``train_mask``, ``val_mask``): FGL's pre-processing (pseudo-labels, kNN augmentation, homophily
+        estimator, ``N_T`` freshly sampled forests) on that graph, seeded by ``seed``; the trained weights are
+        kept. ``kwargs`` go to :func:`~iclr26_graphs.methods.fgl.preprocess.build_structure` (e.g.
+        ``knn_k``, ``pseudo_epochs``, ``estimator_epochs``). The caller's global RNG is left as it was.
+        Returns self."""
+        from iclr26_graphs.methods.fgl.preprocess import build_structure
+        from iclr26_graphs.rng import global_rng
+
+        for key in ("x", "edge_index", "y", "train_mask", "val_mask"):
+            if getattr(data, key, None) is None:
+                raise GraphInputError(f"resample: data has no {key!r} (needs x, edge_index, y, train_mask, val_mask)")
+        x = data.x
+        with global_rng():
+            torch.manual_seed(seed)
+            structure, _ = build_structure(
+                x,
+                data.edge_index,
+                data.y,
+                data.train_mask,
+                data.val_mask,
+                num_trees=self.conv.num_trees,
+                generator=torch.Generator(device=x.device).manual_seed(seed),
+                **kwargs,
+            )
+        return self.set_structure(structure)
+
     def set_structure(self, structure: FGLStructure) -> FGL:
         """Use ``structure`` (Ĝ, α, trees) in later calls; returns self."""
         self.structure = structure
@@ -234,11 +308,14 @@ class FGL(nn.Module, PyTorchModelHubMixin):
         if s is None:
             raise GraphInputError("FGL has no structure: build one with build_structure(...) and call set_structure")
         if x.dim() != 2 or x.size(0) != s.num_nodes:
-            raise GraphInputError(f"x has shape {tuple(x.shape)} but the structure has {s.num_nodes} nodes")
+            raise GraphInputError(
+                f"x has shape {tuple(x.shape)} but FGL's structure was built for a graph of {s.num_nodes} nodes "
+                "(FGL is transductive): call model.resample(data) to rebuild it for this graph"
+            )
         if not bool(torch.isfinite(x).all()):
             raise GraphInputError("x holds NaN or inf values")
-        if edge_index is not None and edge_index.numel() and int(edge_index.max()) >= s.num_nodes:
-            raise GraphInputError(f"edge_index holds node ids >= {s.num_nodes} (the structure's node count)")
+        if edge_index is not None:
+            s.check_graph(edge_index)
         norm = (
             self._norm
             if (structure is None and self._norm is not None)

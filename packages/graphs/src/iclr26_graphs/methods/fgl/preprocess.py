@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from iclr26_graphs.data.registry import validate_graph
 from iclr26_graphs.errors import GraphInputError
-from iclr26_graphs.methods.fgl.model import FGLStructure, _spmm, gcn_norm_weights
+from iclr26_graphs.methods.fgl.model import FGLStructure, _spmm, gcn_norm_weights, graph_fingerprint
 from iclr26_graphs.nn.forest_conv import make_forest
 from iclr26_graphs.nn.homophily import HomophilyEstimator
 from iclr26_graphs.ops.homophily import edge_homophily
@@ -197,7 +197,7 @@ def build_structure(
     trees = sample_trees(
         g_hat, None if uniform_trees else attention, n, num_trees, generator, sampler=sampler, score_floor=score_floor
     )
-    structure = FGLStructure(n, g_hat, attention, make_forest(g_hat, n, trees))
+    structure = FGLStructure(n, g_hat, attention, make_forest(g_hat, n, trees), graph_fingerprint(edge_index, n))
     same = (y[g_hat[0]] == y[g_hat[1]]).float()
     g_keys = _symmetric_simple(edge_index, n)
     g_keys = g_keys[0] * n + g_keys[1]

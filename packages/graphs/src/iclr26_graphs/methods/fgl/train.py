@@ -26,6 +26,7 @@ from iclr26_graphs.methods.fgl.config import FGLConfig
 from iclr26_graphs.methods.fgl.model import FGL, FGLStructure, Modules, make_baseline
 from iclr26_graphs.methods.fgl.preprocess import build_structure, pseudo_labels, sample_trees, tree_homophily
 from iclr26_graphs.nn.forest_conv import Direction
+from iclr26_graphs.rng import keeps_global_rng
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
 from iclr26_shared.seeding import seed_everything
@@ -481,6 +482,7 @@ def _run(cfg: FGLConfig, run: RunDir) -> dict[str, Any]:
     }
 
 
+@keeps_global_rng
 def fit(
     data: Data,
     *,
@@ -488,7 +490,7 @@ def fit(
     knn_k: int = 5,
     beta1: float = 0.3,
     beta2: float = 0.5,
-    hidden: int = 64,
+    hidden_channels: int = 64,
     k_local: int = 2,
     gamma: float = 0.3,
     dropout: float = 0.5,
@@ -539,7 +541,7 @@ def fit(
     model = FGL(
         x.size(1),
         int(y.max()) + 1,
-        hidden_channels=hidden,
+        hidden_channels=hidden_channels,
         num_trees=num_trees,
         beta1=beta1,
         beta2=beta2,

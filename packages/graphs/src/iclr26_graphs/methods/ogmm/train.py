@@ -29,6 +29,7 @@ from iclr26_graphs.methods.ogmm.model import (
     bn_matching_loss,
     cv_squared,
 )
+from iclr26_graphs.rng import keeps_global_rng
 from iclr26_shared.runs import RunDir
 
 __all__ = [
@@ -72,6 +73,7 @@ def accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float((logits.argmax(-1) == y).float().mean())
 
 
+@keeps_global_rng
 def train_expert(
     arch: str, data: DenseGraphs, num_classes: int, cfg: OGMMConfig, init_seed: int, seed: int
 ) -> DenseExpert:
@@ -96,6 +98,7 @@ def _entropy(logits: torch.Tensor) -> torch.Tensor:
     return -(p * torch.log(p.clamp(min=1e-12))).sum(-1).mean()
 
 
+@keeps_global_rng
 def generate(expert: Any, num_classes: int, cfg: OGMMConfig, seed: int) -> tuple[DenseGraphs, dict[str, float]]:
     """Stage 1 for one frozen expert: ``cfg.gen_graphs`` graphs conditioned on balanced labels ŷ.
 
@@ -104,6 +107,7 @@ def generate(expert: Any, num_classes: int, cfg: OGMMConfig, seed: int) -> tuple
     ``bn_random`` (R_bn of random graphs with ``X ~ N(0, 1)`` and the same edge density: the reference).
     """
     device = next(expert.parameters()).device
+    torch.manual_seed(seed)  # the edge MLP's initialisation (the caller's global state is restored on return)
     gen = torch.Generator().manual_seed(seed)
     expert.eval()
     for p in expert.parameters():
@@ -147,6 +151,7 @@ def generate(expert: Any, num_classes: int, cfg: OGMMConfig, seed: int) -> tuple
     }
 
 
+@keeps_global_rng
 def merge(
     experts: Experts,
     generated: DenseGraphs,
@@ -191,6 +196,7 @@ def merge(
     return model.eval()
 
 
+@keeps_global_rng
 def merge_experts(
     experts: Experts, num_classes: int, cfg: OGMMConfig | None = None, *, seed: int = 0
 ) -> tuple[MergedGNN, DenseGraphs]:
@@ -247,6 +253,7 @@ def greedy_soup(models: list[DenseExpert], held_out: DenseGraphs) -> tuple[Dense
     return uniform_soup(chosen), len(chosen)
 
 
+@keeps_global_rng
 def kd_student(experts: Experts, generated: DenseGraphs, cfg: OGMMConfig, arch: str, seed: int) -> DenseExpert:
     """Data-free multi-teacher KD (a Multi-GFKD-style baseline): a fresh expert-shaped student trained on
     the stage-1 graphs to match the teachers' mean tempered probabilities, ``T² KL(p̄_T ‖ p_student,T)``."""
@@ -270,6 +277,7 @@ def kd_student(experts: Experts, generated: DenseGraphs, cfg: OGMMConfig, arch: 
     return student.eval()
 
 
+@keeps_global_rng
 def inverse_x(generated: DenseGraphs, num_classes: int, cfg: OGMMConfig, arch: str, seed: int) -> DenseExpert:
     """Inverse-X (the paper's model-inversion baseline): inversion without merging. A fresh GNN of
     architecture X is trained from scratch on the pooled stage-1 graphs with their conditioning labels ŷ as
