@@ -550,3 +550,89 @@ def test_fine_tune_learns_a_users_pair_and_rejects_bad_input(tmp_path: Path) -> 
         fine_tune([x_map], [y_map], net, FineTuneSettings(steps=1, crop=9))
     with pytest.raises(DataError, match=r"inputs\[0\]: expected a DensityMap"):
         fine_tune([x_map.data], [y_map], net)  # type: ignore[list-item]
+
+
+# ---------------------------------------------------------------- pretrain(network, maps): JEPA on your maps
+
+
+def _tiny_unet() -> Any:
+    import torch
+
+    from iclr26_science.cryoem import SCUNet3D
+
+    torch.manual_seed(0)
+    return SCUNet3D(dim=4, depths=(1, 1, 1), head_dim=2, window=2, residual=True, apix=2.0, crop=16)
+
+
+def test_pretrain_one_step_is_the_jepa_recipe_by_hand() -> None:
+    """One step = the map scaled, crops by random_crops and masks by sample_masks from the seeded generator,
+    the JEPA loss, one AdamW step on the online parameters, the EMA update at ema_momentum(1, steps): the
+    same network as doing it by hand; the decoder is untouched and trainable again afterwards."""
+    import copy
+
+    import torch
+
+    from iclr26_science.cryoem import (
+        JEPA3D,
+        PretrainSettings,
+        ema_momentum,
+        pretrain,
+        random_crops,
+        sample_masks,
+        scale_positive,
+    )
+    from iclr26_science.cryoem.finetune import MapPair
+
+    net = _tiny_unet()
+    by_hand, decoder0 = copy.deepcopy(net), copy.deepcopy(net.up.state_dict())
+    x_map, _ = _user_pair()
+    s = PretrainSettings(steps=1, batch_size=2, lr=1e-2, embed_dim=8, predictor_dim=8, predictor_depth=1,
+                         predictor_heads=2, seed=5)  # fmt: skip
+    pretrain(net, [x_map], s, progress=False)
+    torch.manual_seed(5)
+    g = 16 // 2**net.levels
+    jepa = JEPA3D(by_hand, (g, g, g), embed_dim=8, predictor_dim=8, predictor_depth=1, predictor_heads=2)
+    opt = torch.optim.AdamW(jepa.online_parameters(), lr=1e-2, weight_decay=0.05)
+    rng = np.random.default_rng(5 * 7919 + 11)
+    x, _ = random_crops([MapPair("m", scale_positive(x_map.data), scale_positive(x_map.data))], 16, 2, rng,
+                        min_target=0.5)  # fmt: skip
+    ctx, tgt = sample_masks((g, g, g), rng, targets=4)
+    jepa.train()
+    loss = jepa.loss(torch.from_numpy(x), ctx, tgt)
+    loss.backward()
+    opt.step()
+    jepa.update_target(ema_momentum(1, 1, 0.996))
+    for (name, a), b in zip(net.state_dict().items(), by_hand.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    assert net.history == [{"step": 0.0, "loss": float(loss.detach()), "momentum": 1.0}]
+    assert all(torch.equal(v, decoder0[k]) for k, v in net.up.state_dict().items())
+    assert all(p.requires_grad for p in net.parameters()) and not net.training
+
+
+def test_pretrain_on_files_and_tensors_saves_and_rejects_bad_maps(tmp_path: Path) -> None:
+    import torch
+
+    from iclr26_science.cryoem import PretrainSettings, SCUNet3D, pretrain
+
+    x_map, _ = _user_pair()
+    path = write_map(tmp_path / "mine.mrc", x_map)
+    s = PretrainSettings(steps=6, batch_size=2, embed_dim=8, predictor_dim=8, predictor_depth=1, predictor_heads=2)
+    rows: list[dict[str, float]] = []
+    net = pretrain(_tiny_unet(), [path, torch.from_numpy(x_map.data)], s, progress=False, callback=rows.append,
+                   save_to=tmp_path / "pre")  # fmt: skip
+    assert rows == net.history and [r["step"] for r in rows] == [0, 1, 2, 3, 4, 5]
+    assert all(np.isfinite(r["loss"]) for r in rows) and rows[-1]["momentum"] == 1.0
+    loaded = SCUNet3D.from_pretrained(tmp_path / "pre")
+    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), net.state_dict().values(), strict=True))
+    stopped = pretrain(_tiny_unet(), [x_map], s, progress=False, callback=lambda r: r["step"] >= 1)
+    assert len(stopped.history) == 2
+    with pytest.raises(DataError, match=r"maps\[0\]: expected a 3-D map \[D, H, W\]"):
+        pretrain(_tiny_unet(), [np.zeros((20, 20))], s, progress=False)
+    with pytest.raises(DataError, match=r"maps\[0\]: map of shape \(10, 10, 10\) .* smaller than the crop 16"):
+        pretrain(_tiny_unet(), [np.random.default_rng(0).random((10, 10, 10))], s, progress=False)
+    with pytest.raises(DataError, match=r"maps\[1\]: the map is constant"):
+        pretrain(_tiny_unet(), [x_map, np.ones((20, 20, 20))], s, progress=False)
+    with pytest.raises(DataError, match="maps must be a list"):
+        pretrain(_tiny_unet(), x_map, s, progress=False)  # type: ignore[arg-type]
+    with pytest.raises(DataError, match=r"nothing.mrc: no such map file"):
+        pretrain(_tiny_unet(), [tmp_path / "nothing.mrc"], s, progress=False)

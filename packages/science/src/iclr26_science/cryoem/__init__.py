@@ -10,6 +10,7 @@ Public API::
     model = molmap(atoms, 4.0, grid=my_map)            # a model map on a map's own grid
     restored = restore(my_map, net)                    # a trained SCUNet3D on a whole map (tiled)
     fine_tune([my_map], [model], net)                  # train it further on your own map pairs
+    pretrain(net, ["a.mrc", "b.mrc"], save_to="pre/")  # JEPA pre-training of its encoder on your own maps
 
 Needs the ``cryoem`` extra (mrcfile, MDAnalysis); without it, importing this package
 raises :class:`~iclr26_science._extras.MissingExtraError` naming the extra.
@@ -51,6 +52,7 @@ from iclr26_science.cryoem.pairs import (
     random_crops,
     scale_positive,
 )
+from iclr26_science.cryoem.pretrain import PretrainSettings, pretrain, pretrain_maps
 from iclr26_science.cryoem.restore import resample, restore
 from iclr26_science.cryoem.scunet import (
     FRN3d,
@@ -75,6 +77,9 @@ from iclr26_science.cryoem.structures import ATOMIC_NUMBERS, STRUCTURES, Atoms, 
 from iclr26_science.cryoem.tiling import gaussian_window, tile_starts, tiled_inference
 
 __all__ = [
+    "PretrainSettings",
+    "pretrain",
+    "pretrain_maps",
     "ATOMIC_NUMBERS",
     "FRN3d",
     "FineTuneSettings",

@@ -238,6 +238,8 @@ class SCUNet3D(nn.Module, PyTorchModelHubMixin):
         depths = tuple(int(d) for d in depths)
         self.apix = apix
         self.crop = crop
+        #: Per-step rows of the last :func:`~iclr26_science.cryoem.pretrain.pretrain` on it (not saved).
+        self.history: list[dict[str, float]] = []
         if len(depths) % 2 != 1 or len(depths) < 3:
             raise ValueError(f"SCUNet3D: depths needs 2·L + 1 >= 3 entries, got {depths}")
         if residual and in_channels != out_channels:
