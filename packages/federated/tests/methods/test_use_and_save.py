@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import copy
+import logging
+import random
 from typing import Any
 
 import numpy as np
@@ -147,7 +149,18 @@ def test_fit_trains_a_users_own_network_on_their_own_clients() -> None:
     extractor = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(2), nn.Flatten())
     before = copy.deepcopy(extractor.state_dict())
     cfg = FedOpenMatchConfig(num_rounds=2, warmup_steps=10, server_steps=3, batch_size=16)
+    logging.getLogger("flwr").setLevel(logging.WARNING)
+    torch.manual_seed(11)
+    np.random.seed(11)
+    random.seed(11)
+    rng_before = torch.random.get_rng_state(), np.random.rand(0), np.random.get_state(legacy=False), random.getstate()
     res = fit(extractor, data["server"], data["clients"], data["test"], num_known=3, config=cfg)
+    # the caller's global RNG states and the flwr logger's level are as they were
+    assert torch.equal(torch.random.get_rng_state(), rng_before[0])
+    np_after = np.random.get_state(legacy=False)
+    assert np.array_equal(np_after["state"]["key"], rng_before[2]["state"]["key"])
+    assert np_after["state"]["pos"] == rng_before[2]["state"]["pos"] and random.getstate() == rng_before[3]
+    assert logging.getLogger("flwr").level == logging.WARNING
     assert [r["round"] for r in res.history] == [0, 1, 2] and not res.failures
     assert all(torch.equal(before[k], v) for k, v in extractor.state_dict().items())  # the user's copy untouched
     assert res.model.inlier_head.out_features == 3 and res.model.ova_head.in_features == 16

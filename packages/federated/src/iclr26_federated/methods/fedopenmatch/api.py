@@ -24,10 +24,12 @@ job's config: :func:`save_data` writes the data file (``data_file``) and the net
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import random
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,7 +133,46 @@ def fit(
         device: Where the server and the clients train.
         image_column: The image column of Hugging Face data sets.
         verbose: Show Flower's per-round log lines.
+
+    The caller's global random states (torch's CPU and initialised CUDA generators, numpy's, Python's)
+    and the ``flwr`` logger's level are as they were when ``fit`` returns or raises.
     """
+    flwr_log = logging.getLogger("flwr")
+    level = flwr_log.level  # before flwr is imported: importing it sets its logger to DEBUG
+    try:
+        with _global_rng():
+            return _fit(
+                model, server_data, clients, test_data, num_known, config, variant, seed, device, image_column, verbose
+            )
+    finally:
+        flwr_log.setLevel(level)
+
+
+@contextlib.contextmanager
+def _global_rng() -> Iterator[None]:
+    np_state, py_state = np.random.get_state(), random.getstate()
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+
+
+def _fit(
+    model: nn.Module,
+    server_data: tuple[Any, Any],
+    clients: Any,
+    test_data: tuple[Any, Any],
+    num_known: int,
+    config: FedOpenMatchConfig | None,
+    variant: str,
+    seed: int,
+    device: str | torch.device,
+    image_column: str,
+    verbose: bool,
+) -> FitResult:
     dev = torch.device(device)
     with tempfile.TemporaryDirectory(prefix="fedopenmatch-fit-") as tmp:
         data_file = save_data(
@@ -153,14 +194,9 @@ def fit(
         from iclr26_federated.methods.fedopenmatch.train import federate
         from iclr26_federated.methods.fedopenmatch.utils import InlineGrid
 
-        flwr_log = logging.getLogger("flwr")
-        level = flwr_log.level
-        flwr_log.setLevel(logging.INFO if verbose else logging.ERROR)  # the strategy's banners, per-round lines
-        try:
-            params = job_params(cfg, variant, seed, device=str(dev), model_file=str(model_file))
-            record, trained = federate(InlineGrid(client_app, cfg.num_clients), params, dev)
-        finally:
-            flwr_log.setLevel(level)
+        logging.getLogger("flwr").setLevel(logging.INFO if verbose else logging.ERROR)  # banners, per-round lines
+        params = job_params(cfg, variant, seed, device=str(dev), model_file=str(model_file))
+        record, trained = federate(InlineGrid(client_app, cfg.num_clients), params, dev)
     return FitResult(trained.eval(), record["history"], record["final"], record["failures"])
 
 
