@@ -12,7 +12,13 @@ import pytest
 
 from iclr26_sequence_models import cli
 from iclr26_sequence_models.methods.restrain.claims import claims, report
-from iclr26_sequence_models.methods.restrain.config import PRESETS, VARIANTS, RestrainConfig
+from iclr26_sequence_models.methods.restrain.config import (
+    PRESETS,
+    TRL_NAMES,
+    VARIANTS,
+    RestrainConfig,
+    RestrainTrainConfig,
+)
 from iclr26_shared.errors import ConfigError
 from iclr26_shared.testing import assert_valid_run_dir, run_cli
 
@@ -34,6 +40,61 @@ def test_config_validation() -> None:
         RestrainConfig(clip_eps=1.5)
     assert set(PRESETS) == {"smoke", "quick", "full", "smollm2"}
     assert PRESETS["full"].model == PRESETS["smollm2"].model == "smollm2"
+
+
+def test_library_config_builds_for_any_value_the_library_path_accepts() -> None:
+    """The task-size checks belong to the experiment: the library object has no task (issue 53)."""
+    lib = RestrainTrainConfig(prompts_per_step=300)
+    assert lib.prompts_per_step == 300
+    with pytest.raises(ConfigError, match=r"prompts_per_step.*256 test prompts.*RestrainTrainConfig"):
+        RestrainConfig(prompts_per_step=300)
+    assert RestrainConfig(prompts_per_step=300, n_test=300, curve_size=128).prompts_per_step == 300
+    with pytest.raises(ConfigError, match="'kappa' = 9: expected <= rollouts = 8"):
+        RestrainTrainConfig(kappa=9, rollouts=8)  # a rule between the library's own fields stays there
+    with pytest.raises(ConfigError, match="rollouts"):
+        RestrainTrainConfig(rollouts=1)
+    # the experiment is the library object plus its own fields, and each field is documented in one place
+    train_fields = {f.name for f in dataclasses.fields(RestrainTrainConfig)}
+    all_fields = {f.name for f in dataclasses.fields(RestrainConfig)}
+    assert {"n_test", "n_train", "curve_size", "eval_samples", "tiny_hidden", "variants"} <= all_fields - train_fields
+    assert not {"n_test", "n_train", "curve_size", "eval_samples", "tiny_hidden", "variants"} & train_fields
+    assert isinstance(PRESETS["quick"], RestrainTrainConfig)
+
+
+def test_trl_names_are_aliases_and_only_trls_grpo_loss_is_accepted() -> None:
+    cfg = RestrainTrainConfig.from_trl(
+        num_generations=16, beta=0.04, learning_rate=1e-6, epsilon=0.28, num_iterations=2,
+        max_completion_length=64, max_grad_norm=0.5, max_steps=10, loss_type="grpo", scale_rewards="group",
+        temperature=0.9, sigma=0.5,
+    )  # fmt: skip
+    assert (cfg.rollouts, cfg.kl_beta, cfg.lr, cfg.clip_eps, cfg.ppo_epochs) == (16, 0.04, 1e-6, 0.28, 2)
+    assert (cfg.max_new_tokens, cfg.grad_clip, cfg.steps, cfg.temperature, cfg.sigma) == (64, 0.5, 10, 0.9, 0.5)
+    assert (cfg.num_generations, cfg.beta) == (16, 0.04)
+    assert set(TRL_NAMES.values()) <= {f.name for f in dataclasses.fields(RestrainTrainConfig)}
+    assert RestrainTrainConfig.from_trl(scale_rewards=True) == RestrainTrainConfig()
+    with pytest.raises(ConfigError, match="'loss_type' = 'dapo'"):
+        RestrainTrainConfig.from_trl(loss_type="dapo")  # TRL's default normalises over all tokens: not ours
+    with pytest.raises(ConfigError, match="scale_rewards"):
+        RestrainTrainConfig.from_trl(scale_rewards="batch")
+    with pytest.raises(ConfigError, match="'top_k' = 5"):
+        RestrainTrainConfig.from_trl(top_k=5)
+    with pytest.raises(ConfigError, match="rollouts"):
+        RestrainTrainConfig.from_trl(num_generations=1)
+
+
+def test_train_label_free_takes_more_prompts_per_step_than_the_experiments_test_set() -> None:
+    import torch
+
+    from iclr26_sequence_models.methods.restrain.train import train_label_free
+    from iclr26_sequence_models.selfimprove.models import CharCodec, tiny_llama
+
+    codec = CharCodec("0123456789+=")
+    model = tiny_llama(codec.vocab_size, hidden_size=16, num_layers=1, num_heads=2, max_positions=32, seed=0)
+    prompts = [f"{i % 10}+{i // 10 % 10}=" for i in range(300)]
+    cfg = RestrainTrainConfig(steps=1, prompts_per_step=300, rollouts=2, kappa=0, max_new_tokens=1, lr=1e-2)
+    before = [p.detach().clone() for p in model.parameters()]
+    policy = train_label_free(model, codec, prompts, lambda t: t[:1] or None, variant="ttrl", cfg=cfg)
+    assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
 
 
 def test_variant_settings_are_the_paper_reductions() -> None:

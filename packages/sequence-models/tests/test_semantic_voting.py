@@ -3,6 +3,7 @@ the MiniLM embedder, config, claims and a smoke CLI run."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from pathlib import Path
@@ -13,7 +14,11 @@ import pytest
 import torch
 
 from iclr26_sequence_models.methods.semantic_voting.claims import claims, report
-from iclr26_sequence_models.methods.semantic_voting.config import PRESETS, SemanticVotingConfig
+from iclr26_sequence_models.methods.semantic_voting.config import (
+    PRESETS,
+    SemanticVotingConfig,
+    SemanticVotingTrainConfig,
+)
 from iclr26_sequence_models.selfimprove.semantic import (
     dpo_loss,
     embed_texts,
@@ -317,6 +322,19 @@ def test_config_validation() -> None:
         SemanticVotingConfig(variants=())
     with pytest.raises(ConfigError, match="distance"):
         SemanticVotingConfig(distance="euclid")  # type: ignore[arg-type]
+
+
+def test_library_config_has_no_task_checks() -> None:
+    """The task-size rules are the experiment's; the library object keeps only the vote's own (issue 53)."""
+    lib = SemanticVotingTrainConfig(samples=4096, filter_length=5, min_cluster_size=5, dpo_beta=0.1)
+    assert (lib.samples, lib.beta) == (4096, 0.1)  # ``beta``: TRL DPOConfig's name
+    with pytest.raises(ConfigError, match="filter_length"):
+        SemanticVotingTrainConfig(samples=4, filter_length=5, min_cluster_size=2)
+    with pytest.raises(ConfigError, match="min_cluster_size"):
+        SemanticVotingTrainConfig(samples=4, filter_length=2, min_cluster_size=5)
+    train_fields = {f.name for f in dataclasses.fields(SemanticVotingTrainConfig)}
+    assert not {"task", "n_test", "n_train", "n_pretrain", "digits", "tiny_hidden", "variants"} & train_fields
+    assert isinstance(PRESETS["quick"], SemanticVotingTrainConfig)
 
 
 def _results(

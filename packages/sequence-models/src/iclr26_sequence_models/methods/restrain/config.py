@@ -6,19 +6,38 @@ field, with defaults chosen for the CPU setting and documented in the package RE
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Annotated, Literal
+from dataclasses import dataclass, fields, replace
+from typing import Annotated, Any, Literal, Self
 
 import annotated_types as at
 
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["check_inputs", "PRESETS", "QUICK_VARIANTS", "VARIANTS", "RestrainConfig"]
+__all__ = [
+    "PRESETS",
+    "QUICK_VARIANTS",
+    "TRL_NAMES",
+    "VARIANTS",
+    "RestrainConfig",
+    "RestrainTrainConfig",
+    "check_inputs",
+]
 
 Variant = Literal["ttrl", "restrain", "no_plw", "no_nrp", "no_pw", "gold"]
 #: Every variant the method knows: TTRL, full RESTRAIN, its three ablations, GRPO with gold labels.
 VARIANTS: tuple[Variant, ...] = ("ttrl", "restrain", "no_plw", "no_nrp", "no_pw", "gold")
+#: TRL ``GRPOConfig`` names → :class:`RestrainTrainConfig` fields (:meth:`RestrainTrainConfig.from_trl`).
+TRL_NAMES: dict[str, str] = {
+    "num_generations": "rollouts",
+    "beta": "kl_beta",
+    "learning_rate": "lr",
+    "epsilon": "clip_eps",
+    "num_iterations": "ppo_epochs",
+    "max_completion_length": "max_new_tokens",
+    "max_grad_norm": "grad_clip",
+    "max_steps": "steps",
+}
 #: The quick preset's runs: −PLW and −NRP are left out. At quick scale (n = 8 rollouts, a tiny base whose
 #: majority share is ~0.63) they are near-copies of RESTRAIN: the pseudo-label weights put nearly all weight
 #: on the majority (σ 0.3) and NRP fires on at most 3 % of the prompts (κ 3), and the measured σ sweep
@@ -28,40 +47,19 @@ QUICK_VARIANTS: tuple[Variant, ...] = ("ttrl", "restrain", "no_pw", "gold")
 
 
 @dataclass(frozen=True)
-class RestrainConfig:
-    """RESTRAIN (Yu et al., ICLR 2026): label-free GRPO on unlabelled prompts with self-penalisation."""
+class RestrainTrainConfig:
+    """What :func:`~iclr26_sequence_models.methods.restrain.train.train_label_free` reads: the RL loop and the
+    RESTRAIN objective (GRPO's clipped surrogate with group-normalised advantages, pseudo-label weights,
+    negative rollout penalisation, prompt weights), on any model and prompts. No task, model size or
+    evaluation: those are the experiment's (:class:`RestrainConfig`).
 
-    model: Literal["tiny", "smollm2"] = "tiny"
-    """Policy: 'tiny' (a small Llama pre-trained here to partial competence) or 'smollm2' (SmolLM2-135M-Instruct)."""
-    tiny_hidden: PosInt = 64
-    """Hidden width of the tiny Llama."""
-    tiny_layers: PosInt = 2
-    """Layers of the tiny Llama."""
-    tiny_heads: PosInt = 4
-    """Attention heads of the tiny Llama."""
-    pretrain_steps: NonNegInt = 600
-    """Supervised pre-training steps of the tiny base model on the labelled pretrain split (0: random init)."""
-    pretrain_batch: PosInt = 64
-    """Pre-training batch size."""
-    pretrain_lr: PosFloat = 3e-3
-    """Pre-training learning rate (AdamW)."""
-    terms: Annotated[int, at.Interval(ge=2, le=5)] = 3
-    """Terms per chain_sum problem."""
-    digits: Annotated[int, at.Interval(ge=1, le=3)] = 1
-    """Digits per term."""
-    n_pretrain: PosInt = 1024
-    """Labelled problems for pre-training the tiny base model."""
-    n_train: PosInt = 64
-    """Unlabelled training prompts (their answers are never read by the label-free variants)."""
-    n_test: PosInt = 256
-    """Held-out test problems (pass@1)."""
-    prompt_source: Literal["test", "train"] = "test"
-    """RL prompts: 'test' = test-time RL on the unlabelled test prompts (TTRL's protocol and RESTRAIN's
-    test-time variant; their answers are never read by the label-free variants), 'train' = the unlabelled
-    train split, evaluated on the held-out test split."""
-    variants: tuple[Variant, ...] = QUICK_VARIANTS
-    """Which runs to train (all from the same base model, prompts and seed): any of ttrl, restrain, no_plw,
-    no_nrp, no_pw, gold (quick leaves out no_plw and no_nrp: near-copies of restrain at this scale, README)."""
+    Our GRPO equals TRL's ``GRPOConfig(loss_type="grpo", scale_rewards="group")``: token mean per sequence,
+    then mean over the group (TRL's default ``loss_type="dapo"`` divides by the number of tokens in the whole
+    batch instead), advantages divided by the group's std + ``adv_eps`` (1e-4 as in TRL). TRL's names are
+    aliases: ``num_generations`` (``rollouts``), ``beta`` (``kl_beta``), and :meth:`from_trl` takes a
+    ``GRPOConfig``'s keyword arguments.
+    """
+
     steps: PosInt = 200
     """RL steps per variant."""
     prompts_per_step: PosInt = 32
@@ -118,6 +116,88 @@ class RestrainConfig:
     """Centre of the prompt weight u_x = g(c_ref/n)."""
     prompt_sigma: PosFloat = 0.3
     """Bandwidth of the prompt weight."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        self._check()
+
+    def _check(self) -> None:
+        """Cross-field rules between this object's fields (subclasses add theirs)."""
+        if self.kappa > self.rollouts:
+            raise ConfigError("kappa", self.kappa, f"<= rollouts = {self.rollouts}")
+
+    @property
+    def num_generations(self) -> int:
+        """TRL's name for ``rollouts`` (completions sampled per prompt)."""
+        return self.rollouts
+
+    @property
+    def beta(self) -> float:
+        """TRL's name for ``kl_beta`` (the KL coefficient; TRL's default 0.0, as ours)."""
+        return self.kl_beta
+
+    @classmethod
+    def from_trl(cls, **trl: Any) -> Self:
+        """This config from TRL ``GRPOConfig`` keyword arguments (``num_generations``, ``beta``,
+        ``learning_rate``, ``epsilon``, ``num_iterations``, ``max_completion_length``, ``max_grad_norm``,
+        ``max_steps``, ``temperature``, ``top_p``, ``bf16``, ``disable_dropout``), mixed with our own field
+        names. ``loss_type`` must be ``"grpo"`` and ``scale_rewards`` ``"group"``/True: the only forms our
+        loss computes; any other TRL setting is refused, naming it."""
+        own = {f.name for f in fields(cls)}
+        out: dict[str, Any] = {}
+        for name, value in trl.items():
+            if name == "loss_type":
+                if value != "grpo":
+                    raise ConfigError("loss_type", value, "'grpo' (token mean per sequence, the only form computed)")
+            elif name == "scale_rewards":
+                if value not in ("group", True):
+                    raise ConfigError("scale_rewards", value, "'group' or True (the group std, the only form computed)")
+            elif name in TRL_NAMES:
+                out[TRL_NAMES[name]] = value
+            elif name in own:
+                out[name] = value
+            else:
+                raise ConfigError(name, value, f"a field of {cls.__name__} or one of TRL's " + ", ".join(TRL_NAMES))
+        return cls(**out)
+
+
+@dataclass(frozen=True)
+class RestrainConfig(RestrainTrainConfig):
+    """RESTRAIN (Yu et al., ICLR 2026): label-free GRPO on unlabelled prompts with self-penalisation; the
+    experiment (the ``restrain`` CLI and ``iclr26 reproduce``): the training fields of
+    :class:`RestrainTrainConfig` plus the task, the base model and the evaluation."""
+
+    model: Literal["tiny", "smollm2"] = "tiny"
+    """Policy: 'tiny' (a small Llama pre-trained here to partial competence) or 'smollm2' (SmolLM2-135M-Instruct)."""
+    tiny_hidden: PosInt = 64
+    """Hidden width of the tiny Llama."""
+    tiny_layers: PosInt = 2
+    """Layers of the tiny Llama."""
+    tiny_heads: PosInt = 4
+    """Attention heads of the tiny Llama."""
+    pretrain_steps: NonNegInt = 600
+    """Supervised pre-training steps of the tiny base model on the labelled pretrain split (0: random init)."""
+    pretrain_batch: PosInt = 64
+    """Pre-training batch size."""
+    pretrain_lr: PosFloat = 3e-3
+    """Pre-training learning rate (AdamW)."""
+    terms: Annotated[int, at.Interval(ge=2, le=5)] = 3
+    """Terms per chain_sum problem."""
+    digits: Annotated[int, at.Interval(ge=1, le=3)] = 1
+    """Digits per term."""
+    n_pretrain: PosInt = 1024
+    """Labelled problems for pre-training the tiny base model."""
+    n_train: PosInt = 64
+    """Unlabelled training prompts (their answers are never read by the label-free variants)."""
+    n_test: PosInt = 256
+    """Held-out test problems (pass@1)."""
+    prompt_source: Literal["test", "train"] = "test"
+    """RL prompts: 'test' = test-time RL on the unlabelled test prompts (TTRL's protocol and RESTRAIN's
+    test-time variant; their answers are never read by the label-free variants), 'train' = the unlabelled
+    train split, evaluated on the held-out test split."""
+    variants: tuple[Variant, ...] = QUICK_VARIANTS
+    """Which runs to train (all from the same base model, prompts and seed): any of ttrl, restrain, no_plw,
+    no_nrp, no_pw, gold (quick leaves out no_plw and no_nrp: near-copies of restrain at this scale, README)."""
     eval_samples: PosInt = 4
     """Samples per test problem for pass@1 (averaged) and majority-vote accuracy."""
     eval_temperature: PosFloat = 0.6
@@ -127,14 +207,12 @@ class RestrainConfig:
     curve_size: PosInt = 128
     """Test problems used for curve points (the final evaluation uses all n_test)."""
 
-    def __post_init__(self) -> None:
-        validate(self)
+    def _check(self) -> None:
+        super()._check()
         if not self.variants:
             raise ConfigError("variants", self.variants, "at least one of " + ", ".join(VARIANTS))
         if len(set(self.variants)) != len(self.variants):
             raise ConfigError("variants", self.variants, "no repeated variant")
-        if self.kappa > self.rollouts:
-            raise ConfigError("kappa", self.kappa, f"<= rollouts = {self.rollouts}")
         if self.curve_size > self.n_test:
             raise ConfigError("curve_size", self.curve_size, f"<= n_test = {self.n_test}")
         if self.tiny_hidden % self.tiny_heads or (self.tiny_hidden // self.tiny_heads) % 2:
@@ -143,7 +221,12 @@ class RestrainConfig:
             )
         pool = self.n_test if self.prompt_source == "test" else self.n_train
         if self.prompts_per_step > pool:
-            raise ConfigError("prompts_per_step", self.prompts_per_step, f"<= the {pool} {self.prompt_source} prompts")
+            raise ConfigError(
+                "prompts_per_step",
+                self.prompts_per_step,
+                f"<= the {pool} {self.prompt_source} prompts of the experiment's task "
+                f"(n_{self.prompt_source}); in your own code train_label_free takes a RestrainTrainConfig (no task)",
+            )
 
 
 PRESETS: dict[str, RestrainConfig] = {

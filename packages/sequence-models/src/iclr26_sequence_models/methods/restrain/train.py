@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from iclr26_sequence_models.methods.restrain.config import RestrainConfig, Variant
+from iclr26_sequence_models.methods.restrain.config import RestrainConfig, RestrainTrainConfig, Variant
 from iclr26_sequence_models.methods.restrain.model import build_base, build_task
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts
 from iclr26_sequence_models.selfimprove.models import CharCodec, Codec, as_codec, autocast, merged, policy_copy
@@ -56,7 +56,7 @@ Extract = Callable[[str], "str | None"]
 Score = Callable[[int, "str | None"], float]
 
 
-def variant_settings(variant: str, cfg: RestrainConfig) -> tuple[RestrainSettings | None, bool]:
+def variant_settings(variant: str, cfg: RestrainTrainConfig) -> tuple[RestrainSettings | None, bool]:
     """(pseudo-label settings or None for gold rewards, whether prompt weights apply) of a variant."""
     full = RestrainSettings(k=cfg.k, sigma=cfg.sigma, kappa=cfg.kappa, delta=cfg.delta)
     table: dict[str, tuple[RestrainSettings | None, bool]] = {
@@ -89,7 +89,7 @@ def evaluate(
 
 @torch.no_grad()
 def offline_prompt_weights(
-    base: Any, codec: Codec, prompts: Sequence[str], extract: Extract, cfg: RestrainConfig, seed: int
+    base: Any, codec: Codec, prompts: Sequence[str], extract: Extract, cfg: RestrainTrainConfig, seed: int
 ) -> list[float]:
     """RESTRAIN's prompt weights ``u_x = g(c_ref / n)``, from ``n`` rollouts of the frozen base model per
     prompt (``extract``: completion text → answer or None), computed once before training (the paper's
@@ -121,7 +121,7 @@ def rl_step(
     extract: Extract,
     u: Sequence[float],
     settings: RestrainSettings | None,
-    cfg: RestrainConfig,
+    cfg: RestrainTrainConfig,
     opt: torch.optim.Optimizer,
     seed: int,
     score: Score | None = None,
@@ -250,7 +250,7 @@ def rl_step(
     }
 
 
-def _prepare_policy(base: Any, cfg: RestrainConfig) -> Any:
+def _prepare_policy(base: Any, cfg: RestrainTrainConfig) -> Any:
     """A trainable copy of ``base`` (dropout off unless ``cfg.disable_dropout`` is False; LoRA adapters when
     ``cfg.lora_r > 0``)."""
     return policy_copy(base, cfg)
@@ -263,7 +263,7 @@ def train_label_free(
     extract: Extract,
     *,
     variant: Variant = "restrain",
-    cfg: RestrainConfig | None = None,
+    cfg: RestrainTrainConfig | None = None,
     score: Score | None = None,
     seed: int = 0,
     dist: DistContext | None = None,
@@ -280,15 +280,16 @@ def train_label_free(
         extract: Completion text → final answer (``None`` when it has none); answers are voted on.
         variant: ``restrain`` (default), ``ttrl``, ``no_plw``, ``no_nrp``, ``no_pw`` or ``gold``.
         cfg: The RL knobs (``steps``, ``prompts_per_step``, ``rollouts``, ``lr``, ``k``, ``sigma``, ``kappa``,
-            ``delta``, ``kl_beta``, ``logprob_batch``, ...; default ``RestrainConfig()``); its task and
-            tiny-model fields are not read.
+            ``delta``, ``kl_beta``, ``logprob_batch``, ...): a :class:`RestrainTrainConfig` (default
+            ``RestrainTrainConfig()``; TRL's names through ``RestrainTrainConfig.from_trl``). The experiment's
+            :class:`RestrainConfig` is one too; its task, base-model and evaluation fields are not read.
         score: ``score(i, answer) -> reward`` of prompt ``i`` (gold GRPO's reward; unused otherwise).
         seed: Seeds the prompt order and the rollouts.
 
     Returns:
         The trained policy (eval mode): ``policy.save_pretrained(dir)`` saves it.
     """
-    cfg = cfg or RestrainConfig()
+    cfg = cfg or RestrainTrainConfig()
     dist = dist or DistContext()
     prompts = list(prompts)
     if len(prompts) < cfg.prompts_per_step:

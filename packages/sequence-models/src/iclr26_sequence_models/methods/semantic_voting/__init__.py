@@ -9,7 +9,11 @@ from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_sequence_models.methods.semantic_voting.claims import claims, report
-    from iclr26_sequence_models.methods.semantic_voting.config import PRESETS, SemanticVotingConfig
+    from iclr26_sequence_models.methods.semantic_voting.config import (
+        PRESETS,
+        SemanticVotingConfig,
+        SemanticVotingTrainConfig,
+    )
     from iclr26_sequence_models.methods.semantic_voting.spec import SPEC
     from iclr26_sequence_models.methods.semantic_voting.train import run, semantic_voting, semantic_voting_pairs
 
@@ -19,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "SPEC": "iclr26_sequence_models.methods.semantic_voting.spec",
     "PRESETS": "iclr26_sequence_models.methods.semantic_voting.config",
     "SemanticVotingConfig": "iclr26_sequence_models.methods.semantic_voting.config",
+    "SemanticVotingTrainConfig": "iclr26_sequence_models.methods.semantic_voting.config",
     "run": "iclr26_sequence_models.methods.semantic_voting.train",
     "claims": "iclr26_sequence_models.methods.semantic_voting.claims",
     "report": "iclr26_sequence_models.methods.semantic_voting.claims",
@@ -28,6 +33,7 @@ __all__ = [
     "PRESETS",
     "SPEC",
     "SemanticVotingConfig",
+    "SemanticVotingTrainConfig",
     "claims",
     "report",
     "run",

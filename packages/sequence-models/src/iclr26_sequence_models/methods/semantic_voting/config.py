@@ -11,7 +11,7 @@ from iclr26_sequence_models.selfimprove.tasks import SceneTask
 from iclr26_shared.config import NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["check_inputs", "PRESETS", "SV_VARIANTS", "SemanticVotingConfig"]
+__all__ = ["check_inputs", "PRESETS", "SV_VARIANTS", "SemanticVotingConfig", "SemanticVotingTrainConfig"]
 
 SvVariant = Literal["sv", "flipped", "sj", "em", "sv_whole", "gold", "random"]
 #: Semantic Voting, its flipped-pairs control, self-judging, entropy minimisation, SV without clustering, and
@@ -21,45 +21,13 @@ SV_VARIANTS: tuple[SvVariant, ...] = ("sv", "flipped", "sj", "em", "sv_whole", "
 
 
 @dataclass(frozen=True)
-class SemanticVotingConfig:
-    """Semantic Voting (SVSI, arXiv 2509.23067): self-improvement by embedding-similarity votes + DPO."""
+class SemanticVotingTrainConfig:
+    """What :func:`~iclr26_sequence_models.methods.semantic_voting.train.semantic_voting` and
+    :func:`~iclr26_sequence_models.methods.semantic_voting.train.semantic_voting_pairs` read: sampling, the
+    vote (HDBSCAN + centroid cosine) and DPO, on any model and prompts. No task, model size or evaluation:
+    those are the experiment's (:class:`SemanticVotingConfig`). TRL's ``DPOConfig`` name ``beta`` is an
+    alias of ``dpo_beta``."""
 
-    task: Literal["scenes", "number_words"] = "scenes"
-    """The open-ended task. ``scenes`` (default): describe a scene given as slots (``"cat red under box>"``) in
-    one sentence; 14-21 correct wordings per scene (templates, synonyms), so correct candidates differ in surface
-    form as the paper's translations and summaries do; metrics against all correct wordings.
-    ``number_words``: digits → English words, one correct string per number (the earlier task, where ~90 % of
-    the tiny policy's samples are one identical string; README diagnosis)."""
-    renderings: PosInt = 4
-    """``scenes``: correct sentences per pre-training scene (drawn without repeats from its 14-21 wordings)."""
-    tiny_hidden: PosInt = 96
-    """Hidden width of the tiny Llama policy."""
-    tiny_layers: PosInt = 2
-    """Layers of the tiny Llama."""
-    tiny_heads: PosInt = 4
-    """Attention heads of the tiny Llama."""
-    pretrain_steps: NonNegInt = 200
-    """Supervised pre-training steps of the base model on the labelled pretrain split (``scenes``: 180 steps
-    leave greedy exact match ~0.5, 220 ~0.8 at seed 0; ``number_words`` used 150)."""
-    pretrain_batch: PosInt = 64
-    """Pre-training batch size."""
-    pretrain_lr: PosFloat = 3e-3
-    """Pre-training learning rate (AdamW)."""
-    digits: Annotated[int, at.Interval(ge=1, le=5)] = 3
-    """``number_words``: numbers are drawn from [0, 10**digits)."""
-    n_pretrain: PosInt = 500
-    """Labelled items for pre-training (``number_words`` used 300)."""
-    n_train: PosInt = 128
-    """Unlabelled held-out-protocol prompts (used only with ``prompt_source='train'``; references never read)."""
-    prompt_source: Literal["test", "train"] = "test"
-    """Which inputs self-improvement samples and trains on. ``test`` (default): the evaluation inputs
-    themselves, as the official code does (its ``load_data`` builds ``dataset['test']`` from
-    ``dataset['train']``, the split candidates are generated from: test-time self-improvement; the label-free
-    variants never read the references). ``train``: the disjoint ``n_train`` prompts, held-out evaluation."""
-    n_test: PosInt = 256
-    """Held-out items (chrF and exact match against the references)."""
-    variants: tuple[SvVariant, ...] = SV_VARIANTS
-    """Which pair constructions to train with DPO (each from the same base model and samples)."""
     samples: Annotated[int, at.Ge(2)] = 64
     """N candidates per prompt (paper: 64)."""
     temperature: PosFloat = 0.7
@@ -109,20 +77,76 @@ class SemanticVotingConfig:
     """Module names LoRA wraps (e.g. ``q_proj``, ``v_proj``); empty: peft's default for the architecture."""
     bf16: bool = False
     """bf16 autocast of the forward passes (mixed precision, fp32 weights: TRL's ``bf16=True``); off: fp32."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+        self._check()
+
+    def _check(self) -> None:
+        """Cross-field rules between this object's fields (subclasses add theirs)."""
+        if self.filter_length > self.samples:
+            raise ConfigError("filter_length", self.filter_length, f"<= samples = {self.samples}")
+        if self.min_cluster_size > self.samples:
+            raise ConfigError("min_cluster_size", self.min_cluster_size, f"<= samples = {self.samples}")
+
+    @property
+    def beta(self) -> float:
+        """TRL ``DPOConfig``'s name for ``dpo_beta``."""
+        return self.dpo_beta
+
+
+@dataclass(frozen=True)
+class SemanticVotingConfig(SemanticVotingTrainConfig):
+    """Semantic Voting (SVSI, arXiv 2509.23067): self-improvement by embedding-similarity votes + DPO; the
+    experiment (the ``semantic-voting`` CLI and ``iclr26 reproduce``): the fields of
+    :class:`SemanticVotingTrainConfig` plus the task, the base model, the variants and the cost measurement."""
+
+    task: Literal["scenes", "number_words"] = "scenes"
+    """The open-ended task. ``scenes`` (default): describe a scene given as slots (``"cat red under box>"``) in
+    one sentence; 14-21 correct wordings per scene (templates, synonyms), so correct candidates differ in surface
+    form as the paper's translations and summaries do; metrics against all correct wordings.
+    ``number_words``: digits → English words, one correct string per number (the earlier task, where ~90 % of
+    the tiny policy's samples are one identical string; README diagnosis)."""
+    renderings: PosInt = 4
+    """``scenes``: correct sentences per pre-training scene (drawn without repeats from its 14-21 wordings)."""
+    tiny_hidden: PosInt = 96
+    """Hidden width of the tiny Llama policy."""
+    tiny_layers: PosInt = 2
+    """Layers of the tiny Llama."""
+    tiny_heads: PosInt = 4
+    """Attention heads of the tiny Llama."""
+    pretrain_steps: NonNegInt = 200
+    """Supervised pre-training steps of the base model on the labelled pretrain split (``scenes``: 180 steps
+    leave greedy exact match ~0.5, 220 ~0.8 at seed 0; ``number_words`` used 150)."""
+    pretrain_batch: PosInt = 64
+    """Pre-training batch size."""
+    pretrain_lr: PosFloat = 3e-3
+    """Pre-training learning rate (AdamW)."""
+    digits: Annotated[int, at.Interval(ge=1, le=5)] = 3
+    """``number_words``: numbers are drawn from [0, 10**digits)."""
+    n_pretrain: PosInt = 500
+    """Labelled items for pre-training (``number_words`` used 300)."""
+    n_train: PosInt = 128
+    """Unlabelled held-out-protocol prompts (used only with ``prompt_source='train'``; references never read)."""
+    prompt_source: Literal["test", "train"] = "test"
+    """Which inputs self-improvement samples and trains on. ``test`` (default): the evaluation inputs
+    themselves, as the official code does (its ``load_data`` builds ``dataset['test']`` from
+    ``dataset['train']``, the split candidates are generated from: test-time self-improvement; the label-free
+    variants never read the references). ``train``: the disjoint ``n_train`` prompts, held-out evaluation."""
+    n_test: PosInt = 256
+    """Held-out items (chrF and exact match against the references)."""
+    variants: tuple[SvVariant, ...] = SV_VARIANTS
+    """Which pair constructions to train with DPO (each from the same base model and samples)."""
     cost_prompts: NonNegInt = 8
     """Prompts on which pair construction is also timed in the paper's cost regime (a judge at least as large
     as the embedder): self-judging by a randomly initialised Llama of the policy's architecture with at least
     all-MiniLM-L6-v2's 22.7M parameters against Semantic Voting on the same prompts (the cost claim; runs when
     ``sv`` is trained). 0: not measured, no cost claim."""
 
-    def __post_init__(self) -> None:
-        validate(self)
+    def _check(self) -> None:
+        super()._check()
         if not self.variants or len(set(self.variants)) != len(self.variants):
             raise ConfigError("variants", self.variants, "one or more distinct of " + ", ".join(SV_VARIANTS))
-        if self.filter_length > self.samples:
-            raise ConfigError("filter_length", self.filter_length, f"<= samples = {self.samples}")
-        if self.min_cluster_size > self.samples:
-            raise ConfigError("min_cluster_size", self.min_cluster_size, f"<= samples = {self.samples}")
         total = self.n_pretrain + self.n_train + self.n_test
         if self.task == "scenes" and total > SceneTask.SCENES:
             raise ConfigError(

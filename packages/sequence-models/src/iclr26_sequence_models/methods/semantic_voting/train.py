@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr26_sequence_models.methods.semantic_voting.config import SemanticVotingConfig
+from iclr26_sequence_models.methods.semantic_voting.config import SemanticVotingConfig, SemanticVotingTrainConfig
 from iclr26_sequence_models.methods.semantic_voting.model import build_base
 from iclr26_sequence_models.selfimprove.generation import generate_rollouts, pack_completions
 from iclr26_sequence_models.selfimprove.models import (
@@ -86,7 +86,7 @@ def evaluate(model: Any, codec: Codec, items: Sequence[TextItem], cfg: SemanticV
 
 @torch.no_grad()
 def sample_candidates(
-    model: Any, codec: Codec, prompts: list[str], cfg: SemanticVotingConfig, seed: int
+    model: Any, codec: Codec, prompts: list[str], cfg: SemanticVotingTrainConfig, seed: int
 ) -> list[list[str]]:
     """``samples`` candidates per prompt (temperature, top-p), stripped."""
     out: list[list[str]] = []
@@ -138,7 +138,7 @@ def judge_scores(model: Any, codec: Codec, prompt: str, cands: list[str]) -> lis
 
 
 def _vote_pair(
-    texts: Sequence[str | None], emb: np.ndarray, cfg: SemanticVotingConfig, clustering: bool
+    texts: Sequence[str | None], emb: np.ndarray, cfg: SemanticVotingTrainConfig, clustering: bool
 ) -> Pair | None:
     """:func:`semantic_vote_pair` with the config's clustering knobs (the run and the library API share it)."""
     return semantic_vote_pair(
@@ -350,7 +350,7 @@ def dpo_train(
     base: Any,
     codec: Codec,
     pairs: PairList,
-    cfg: SemanticVotingConfig,
+    cfg: SemanticVotingTrainConfig,
     seed: int,
     dist: DistContext,
     run_dir: RunDir | None = None,
@@ -376,7 +376,7 @@ def _dpo_loop(
     base: Any,
     codec: Codec,
     pairs: PairList,
-    cfg: SemanticVotingConfig,
+    cfg: SemanticVotingTrainConfig,
     seed: int,
     dist: DistContext,
     run_dir: RunDir | None,
@@ -442,7 +442,7 @@ def semantic_voting_pairs(
     candidates: Sequence[Sequence[str]],
     *,
     embedder: Any = None,
-    cfg: SemanticVotingConfig | None = None,
+    cfg: SemanticVotingTrainConfig | None = None,
     clustering: bool = True,
 ) -> PairList:
     """Semantic Voting's (prompt, chosen, rejected) pairs from **your** sampled candidates.
@@ -451,7 +451,7 @@ def semantic_voting_pairs(
     a callable ``texts -> [N, d]`` embeddings, or None (all-MiniLM-L6-v2); ``cfg`` supplies
     ``min_cluster_size``, ``min_samples`` (+ semantics), ``filter_length`` and ``distance``. Prompts without a
     cluster, or whose best and worst members are the same string, give no pair."""
-    cfg = cfg or SemanticVotingConfig()
+    cfg = cfg or SemanticVotingTrainConfig()
     embed = _embed_with(embedder)
     pairs: PairList = []
     for prompt, cs in zip(prompts, candidates, strict=True):
@@ -470,7 +470,7 @@ def semantic_voting(
     prompts: Sequence[str],
     *,
     embedder: Any = None,
-    cfg: SemanticVotingConfig | None = None,
+    cfg: SemanticVotingTrainConfig | None = None,
     seed: int = 0,
 ) -> tuple[Any, PairList]:
     """Semantic Voting self-improvement of **your** causal LM on **your** unlabelled prompts: sample
@@ -478,7 +478,7 @@ def semantic_voting(
     (:func:`semantic_voting_pairs`), train DPO from the model (``dpo_beta``, ``lr``, ``epochs``,
     ``batch_size``, ``warmup``). ``tokenizer``: a Hugging Face tokenizer or a Codec. Returns the trained
     policy (a copy; ``model`` is the frozen reference) and the pairs."""
-    cfg = cfg or SemanticVotingConfig()
+    cfg = cfg or SemanticVotingTrainConfig()
     codec = as_codec(tokenizer, model=model)
     was_training = model.training
     model.eval()
