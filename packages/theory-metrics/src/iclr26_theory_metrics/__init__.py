@@ -19,7 +19,7 @@ from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_theory_metrics.methods.hsic_unlearning.protocol import evaluate_unlearning
-    from iclr26_theory_metrics.nn import MLP, VGG9, ResNet9, build_model
+    from iclr26_theory_metrics.nn import MLP, VGG9, ModularTransformer, ResNet9, build_model
     from iclr26_theory_metrics.ops.hsic import (
         HSICInputError,
         classify_subset,
@@ -33,12 +33,16 @@ if TYPE_CHECKING:
         split_half_mean,
     )
     from iclr26_theory_metrics.ops.hsic_null import split_half_gamma, split_half_moments
+    from iclr26_theory_metrics.ops.metric import StreamingMetric
     from iclr26_theory_metrics.ops.neural_collapse import (
+        HIGHER_IS_BETTER,
         METRIC_KEYS,
         ClassStats,
         NC4Counter,
         NCAccumulator,
         NCInputError,
+        NeuralCollapse,
+        higher_is_better,
         naive_neural_collapse_metrics,
         nc_metrics_from_stats,
         neural_collapse_metrics,
@@ -56,9 +60,12 @@ if TYPE_CHECKING:
     from iclr26_theory_metrics.ufm import UFMTrace, simulate_ufm
 
 __all__ = [
+    "HIGHER_IS_BETTER",
     "HSICInputError",
     "METRIC_KEYS",
     "MLP",
+    "ModularTransformer",
+    "NeuralCollapse",
     "SGDW",
     "ClassStats",
     "InterpolatedAdamW",
@@ -71,12 +78,14 @@ __all__ = [
     "RichnessInputError",
     "Signum",
     "SignumW",
+    "StreamingMetric",
     "UFMTrace",
     "VGG9",
     "build_model",
     "classify_subset",
     "evaluate_unlearning",
     "f1_score",
+    "higher_is_better",
     "hsic",
     "hsic_permutation_null",
     "hsic_test",
@@ -101,11 +110,14 @@ __all__ = [
 _WHERE = {
     **dict.fromkeys(
         [
+            "HIGHER_IS_BETTER",
             "METRIC_KEYS",
             "ClassStats",
             "NC4Counter",
             "NCAccumulator",
             "NCInputError",
+            "NeuralCollapse",
+            "higher_is_better",
             "naive_neural_collapse_metrics",
             "nc_metrics_from_stats",
             "neural_collapse_metrics",
@@ -143,7 +155,8 @@ _WHERE = {
     **dict.fromkeys(
         ["SGDW", "InterpolatedAdamW", "Signum", "SignumW", "make_optimizer"], "iclr26_theory_metrics.optim"
     ),
-    **dict.fromkeys(["MLP", "ResNet9", "VGG9", "build_model"], "iclr26_theory_metrics.nn"),
+    **dict.fromkeys(["MLP", "ModularTransformer", "ResNet9", "VGG9", "build_model"], "iclr26_theory_metrics.nn"),
+    "StreamingMetric": "iclr26_theory_metrics.ops.metric",
     **dict.fromkeys(["NCRecorder", "measure_model"], "iclr26_theory_metrics.recorder"),
     **dict.fromkeys(["UFMTrace", "simulate_ufm"], "iclr26_theory_metrics.ufm"),
 }

@@ -182,7 +182,7 @@ def test_nc4_uses_bias_and_eval_features() -> None:
         (lambda h, y, w: (h, y[:-1], w), "labels must have shape [N]"),
         (lambda h, y, w: (h, y.double(), w), "integer tensor"),
         (lambda h, y, w: (h[0], y, w), "features must be 2-D"),
-        (lambda h, y, w: (h.numpy(), y, w), "features must be a torch.Tensor"),
+        (lambda h, y, w: (h.tolist(), y, w), "features must be a torch.Tensor or a NumPy array"),
         (lambda h, y, w: (h, y, w.index_fill(0, torch.tensor([0]), math.inf)), "weights contains NaN"),
         (lambda h, y, w: (h[:0], y[:0], w), "features are empty"),
     ],
@@ -193,7 +193,7 @@ def test_bad_inputs_raise_clear_errors(mutate, message: str) -> None:  # noqa: A
     with pytest.raises(NCInputError) as err:
         neural_collapse_metrics(*args)
     assert message in str(err.value)
-    if message != "features must be a torch.Tensor":
+    if message != "features must be a torch.Tensor or a NumPy array":
         with pytest.raises(NCInputError):
             naive_neural_collapse_metrics(*args)
 

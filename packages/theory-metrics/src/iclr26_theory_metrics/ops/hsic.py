@@ -58,6 +58,7 @@ from typing import Literal
 import torch
 
 from iclr26_shared.errors import Iclr26Error
+from iclr26_theory_metrics.ops.metric import TensorLike, as_tensor
 
 __all__ = [
     "HSICInputError",
@@ -93,9 +94,10 @@ class HSICInputError(Iclr26Error, ValueError):
     argument."""
 
 
-def _as_2d(x: torch.Tensor, name: str, *, min_rows: int = 4) -> torch.Tensor:
+def _as_2d(x: TensorLike, name: str, *, min_rows: int = 4) -> torch.Tensor:
+    x = as_tensor(x, detach=False)  # pyright: ignore[reportAssignmentType]  # NumPy arrays too; gradients kept
     if not isinstance(x, torch.Tensor):
-        raise HSICInputError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+        raise HSICInputError(f"{name}: expected a torch.Tensor or a NumPy array, got {type(x).__name__}")
     if x.ndim == 1:
         x = x[:, None]
     if x.ndim != 2:
@@ -110,7 +112,7 @@ def _as_2d(x: torch.Tensor, name: str, *, min_rows: int = 4) -> torch.Tensor:
     return x
 
 
-def _pair(x: torch.Tensor, y: torch.Tensor, min_rows: int = 4) -> tuple[torch.Tensor, torch.Tensor]:
+def _pair(x: TensorLike, y: TensorLike, min_rows: int = 4) -> tuple[torch.Tensor, torch.Tensor]:
     x, y = _as_2d(x, "X", min_rows=min_rows), _as_2d(y, "Y", min_rows=min_rows)
     if x.shape[0] != y.shape[0]:
         raise HSICInputError(
@@ -185,8 +187,8 @@ def hsic_from_grams(
 
 
 def hsic(
-    x: torch.Tensor,
-    y: torch.Tensor,
+    x: TensorLike,
+    y: TensorLike,
     kernel: Kernel = "rbf",
     sigma: Sigma = None,
     estimator: Estimator = "biased",
@@ -215,7 +217,7 @@ def hsic(
 
 
 def naive_hsic(
-    x: torch.Tensor, y: torch.Tensor, kernel: Kernel = "rbf", sigma: Sigma = None, estimator: Estimator = "biased"
+    x: TensorLike, y: TensorLike, kernel: Kernel = "rbf", sigma: Sigma = None, estimator: Estimator = "biased"
 ) -> torch.Tensor:
     """The literal twin of :func:`hsic` (biased/unbiased): explicit loops for the Grams, the matrix H and the
     textbook formulas (tests only; O(n²) Python loops)."""
@@ -260,8 +262,8 @@ def _permuted_stats(kc: torch.Tensor, l: torch.Tensor, perms: torch.Tensor, scal
 
 
 def hsic_permutation_null(
-    x: torch.Tensor,
-    y: torch.Tensor,
+    x: TensorLike,
+    y: TensorLike,
     n_permutations: int = 200,
     *,
     kernel: Kernel = "rbf",
@@ -300,8 +302,8 @@ def naive_hsic_permutation_null(
 
 
 def hsic_test(
-    x: torch.Tensor,
-    y: torch.Tensor,
+    x: TensorLike,
+    y: TensorLike,
     n_permutations: int = 200,
     *,
     kernel: Kernel = "rbf",
@@ -362,7 +364,7 @@ def split_half_dependence(
 
 
 def split_half_mean(
-    features: torch.Tensor,
+    features: TensorLike,
     subset: torch.Tensor | Sequence[int] | None = None,
     *,
     kernel: Kernel = "rbf",
@@ -385,7 +387,7 @@ def split_half_mean(
 
 
 def _subset_features(
-    source: torch.Tensor | torch.nn.Module, subset: torch.Tensor | Sequence[int] | None, layer: str
+    source: TensorLike | torch.nn.Module, subset: torch.Tensor | Sequence[int] | None, layer: str
 ) -> torch.Tensor:
     if isinstance(source, torch.nn.Module):
         if subset is None or not isinstance(subset, torch.Tensor):
@@ -497,7 +499,7 @@ def classify_subset(
     return SubsetDecision(bool(oot), j_it, j_oot, p_it, p_oot, bool(tied))
 
 
-def mmd2_unbiased(x: torch.Tensor, y: torch.Tensor, kernel: Kernel = "rbf", sigma: Sigma = None) -> float:
+def mmd2_unbiased(x: TensorLike, y: TensorLike, kernel: Kernel = "rbf", sigma: Sigma = None) -> float:
     """Unbiased squared MMD (Gretton et al., 2012) between samples ``x [m, d]`` and ``y [n, d]`` with the same kernel
     and bandwidth (σ from the pooled sample): the distribution-distance baseline the paper compares with."""
     x, y = _as_2d(x, "X", min_rows=2), _as_2d(y, "Y", min_rows=2).to(x.device)

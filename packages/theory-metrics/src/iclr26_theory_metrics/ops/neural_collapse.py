@@ -33,27 +33,36 @@ paper's Appendix B; ``"none"`` uses :math:`s_2 = s_3 = 1` (the ``rhubarbwu/neura
 used, whose magnitudes match the paper's Table 2). The pseudo-inverse keeps the at most K−1 eigen-directions of
 :math:`\Sigma_B` with eigenvalue above ``rcond`` × the largest one.
 
-Every quantity is computed in float64 on the device of the inputs (CPU or CUDA). :class:`NCAccumulator`
-streams over batches (memory ``O(Kp + p^2)``) with per-class shifts so that the within-class scatter does not
-suffer from cancellation; :func:`naive_neural_collapse_metrics` is the literal twin used to test it.
+Every quantity is computed in float64 on the device of the inputs (CPU or CUDA); inputs may be torch tensors or
+NumPy arrays. :class:`NCAccumulator` streams over batches (memory ``O(Kp + p^2)``) with per-class shifts so that
+the within-class scatter does not suffer from cancellation; :func:`naive_neural_collapse_metrics` is the literal
+twin used to test it. The streaming classes are metric objects (:class:`~iclr26_theory_metrics.ops.metric.
+StreamingMetric`: ``update`` / ``compute`` / ``reset``, synchronised over ``torch.distributed`` processes in
+``compute``); :class:`NeuralCollapse` streams NC0–NC3 for fixed classifier weights. :data:`HIGHER_IS_BETTER`
+says which way each key is better: every metric is an error that vanishes at collapse (lower is better) except
+``nc4_agreement`` (and ``nc4`` in its default ``"agreement"`` form).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import torch
 
 from iclr26_shared.errors import Iclr26Error
+from iclr26_theory_metrics.ops.metric import StreamingMetric, TensorLike, as_tensor
 
 __all__ = [
+    "HIGHER_IS_BETTER",
     "METRIC_KEYS",
     "ClassStats",
-    "NCAccumulator",
     "NC4Counter",
+    "NCAccumulator",
     "NCInputError",
+    "NeuralCollapse",
+    "higher_is_better",
     "naive_neural_collapse_metrics",
     "nc_metrics_from_stats",
     "neural_collapse_metrics",
@@ -85,6 +94,18 @@ METRIC_KEYS: tuple[str, ...] = (
     "nc4_mismatch",
 )
 
+#: Which way each key of :data:`METRIC_KEYS` is better (``nc4`` as in its default ``"agreement"`` form; see
+#: :func:`higher_is_better`). NC0–NC3 and their variants measure the distance from collapse: lower is better.
+HIGHER_IS_BETTER: dict[str, bool] = {key: key in ("nc4", "nc4_agreement") for key in METRIC_KEYS}
+
+
+def higher_is_better(key: str, *, nc4_form: NC4Form = "agreement") -> bool:
+    """Whether a larger value of metric ``key`` is better (``nc4`` depends on ``nc4_form``)."""
+    if key not in HIGHER_IS_BETTER:
+        raise NCInputError(f"key must be one of {', '.join(METRIC_KEYS)}, got {key!r}")
+    return nc4_form == "agreement" if key == "nc4" else HIGHER_IS_BETTER[key]
+
+
 _DTYPE = torch.float64
 
 
@@ -98,8 +119,9 @@ class NCInputError(Iclr26Error, ValueError):
 
 
 def _check_matrix(name: str, x: object, *, dim: int | None = None) -> torch.Tensor:
+    x = as_tensor(x)
     if not isinstance(x, torch.Tensor):
-        raise NCInputError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+        raise NCInputError(f"{name} must be a torch.Tensor or a NumPy array, got {type(x).__name__}")
     if x.ndim != 2:
         raise NCInputError(f"{name} must be 2-D, got shape {tuple(x.shape)}")
     if not (x.is_floating_point()):
@@ -112,8 +134,9 @@ def _check_matrix(name: str, x: object, *, dim: int | None = None) -> torch.Tens
 
 
 def _check_labels(labels: object, n: int, num_classes: int) -> torch.Tensor:
+    labels = as_tensor(labels)
     if not isinstance(labels, torch.Tensor):
-        raise NCInputError(f"labels must be a torch.Tensor, got {type(labels).__name__}")
+        raise NCInputError(f"labels must be a torch.Tensor or a NumPy array, got {type(labels).__name__}")
     if labels.ndim != 1 or labels.shape[0] != n:
         raise NCInputError(f"labels must have shape [N] = [{n}] to match the features, got {tuple(labels.shape)}")
     if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
@@ -166,8 +189,8 @@ class ClassStats:
         return self.means - self.global_mean
 
 
-class NCAccumulator:
-    """Streaming class means and pooled within-class covariance (one pass, float64).
+class NCAccumulator(StreamingMetric):
+    """Streaming class means and pooled within-class covariance (one pass, float64); a metric object.
 
     For each class k the first batch that contains it fixes a shift :math:`c_k` (that batch's class mean). The
     accumulator keeps :math:`n_k`, :math:`s_k = \\sum_{i\\in k}(h_i - c_k)` and the pooled scatter
@@ -175,22 +198,42 @@ class NCAccumulator:
     :math:`N\\Sigma_W = S - \\sum_k n_k (\\mu_k - c_k)(\\mu_k - c_k)^\\top`. The shifts keep the subtraction
     well conditioned even when the features have collapsed (tiny :math:`\\Sigma_W`, large means).
 
+    :meth:`compute` returns the :class:`ClassStats` of every batch seen, over all processes when
+    ``torch.distributed`` is initialised: the processes' counts and count-weighted means are summed (all-reduce)
+    into the global class means, then each process's scatter about its own means plus
+    :math:`\\sum_k n_k^{(r)}(\\mu_k^{(r)} - \\mu_k)(\\mu_k^{(r)} - \\mu_k)^\\top` (the parallel-variance
+    combination, exact and free of cancellation). :meth:`finalize` is :meth:`compute_local` (this process only),
+    :meth:`reset` starts again. A process that saw no batch takes part with zeros (on ``device``, CPU by default).
+
     Usage::
 
         acc = NCAccumulator(num_classes=10, dim=512)
         for x, y in loader:
             acc.update(model.features(x), y)
-        stats = acc.finalize()
+        stats = acc.compute()
     """
 
-    def __init__(self, num_classes: int, dim: int, *, device: torch.device | str | None = None) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        dim: int,
+        *,
+        device: torch.device | str | None = None,
+        process_group: Any = None,
+        dist_sync_on_compute: bool = True,
+    ) -> None:
         if not isinstance(num_classes, int) or num_classes < 2:
             raise NCInputError(f"num_classes must be an integer >= 2 (neural collapse needs K >= 2), got {num_classes}")
         if not isinstance(dim, int) or dim < 1:
             raise NCInputError(f"dim must be a positive integer, got {dim}")
+        super().__init__(process_group=process_group, dist_sync_on_compute=dist_sync_on_compute)
         self.num_classes = num_classes
         self.dim = dim
         self.device = torch.device(device) if device is not None else None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every batch seen."""
         self._shift: torch.Tensor | None = None  # [K, p]
         self._seen: torch.Tensor | None = None  # [K] bool
         self._sum: torch.Tensor | None = None  # [K, p]
@@ -208,12 +251,12 @@ class NCAccumulator:
 
     @property
     def num_samples(self) -> int:
-        """Samples seen so far."""
+        """Samples seen so far (by this process)."""
         return 0 if self._counts is None else int(self._counts.sum())
 
     @torch.no_grad()
-    def update(self, features: torch.Tensor, labels: torch.Tensor) -> None:
-        """Add a batch: ``features [B, p]`` (any float dtype), ``labels [B]`` in ``[0, K)``."""
+    def update(self, features: TensorLike, labels: TensorLike) -> None:
+        """Add a batch: ``features [B, p]`` (any float dtype), ``labels [B]`` in ``[0, K)`` (torch or NumPy)."""
         h = _check_matrix("features", features, dim=self.dim)
         y = _check_labels(labels, h.shape[0], self.num_classes).to(h.device)
         if h.shape[0] == 0:
@@ -236,42 +279,83 @@ class NCAccumulator:
         self._counts += batch_counts
         self._scatter += d.T @ d
 
-    def finalize(self) -> ClassStats:
-        """The :class:`ClassStats`; raises :class:`NCInputError` when a class received no samples."""
-        if self._counts is None or self.num_samples == 0:
-            raise NCInputError("no features were accumulated (empty data set)")
+    def _local(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """This process's ``(counts [K], means [K, p] (0 for unseen classes), scatter about them [p, p])``."""
+        if self._counts is None:
+            self._init(self.device or torch.device("cpu"))
         assert self._shift is not None and self._sum is not None and self._scatter is not None
-        empty = torch.nonzero(self._counts == 0).flatten().tolist()
+        assert self._counts is not None
+        n = self._counts.to(_DTYPE).unsqueeze(1)  # [K, 1]
+        mean_shift = self._sum / n.clamp_min(1.0)  # [K, p]; unseen classes: 0
+        means = torch.where(n > 0, self._shift + mean_shift, torch.zeros_like(mean_shift))
+        scatter = self._scatter - (mean_shift * n).T @ mean_shift
+        return self._counts.clone(), means, scatter
+
+    def _compute(self, *, synced: bool) -> ClassStats:
+        counts, means, scatter = self._local()
+        if synced:
+            n_local = counts.to(_DTYPE).unsqueeze(1)
+            counts = self._all_reduce(counts)
+            n = counts.to(_DTYPE).unsqueeze(1)
+            global_means = self._all_reduce(means * n_local) / n.clamp_min(1.0)
+            d = torch.where(n_local > 0, means - global_means, torch.zeros_like(means))
+            scatter = self._all_reduce(scatter + (d * n_local).T @ d)
+            means = global_means
+        total = int(counts.sum())
+        if total == 0:
+            raise NCInputError("no features were accumulated (empty data set)")
+        empty = torch.nonzero(counts == 0).flatten().tolist()
         if empty:
             raise NCInputError(
                 f"class(es) {empty} have no samples; every one of the K = {self.num_classes} classes needs at least one"
             )
-        n = self._counts.to(_DTYPE).unsqueeze(1)  # [K, 1]
-        mean_shift = self._sum / n  # [K, p]
-        means = self._shift + mean_shift
-        within = self._scatter - (mean_shift * n).T @ mean_shift
-        within = 0.5 * (within + within.T) / float(self.num_samples)
-        return ClassStats(means=means, counts=self._counts.clone(), within_cov=within)
+        within = 0.5 * (scatter + scatter.T) / float(total)
+        return ClassStats(means=means, counts=counts, within_cov=within)
+
+    def compute(self) -> ClassStats:
+        """The :class:`ClassStats` of every batch seen (all processes under ``torch.distributed``); raises
+        :class:`NCInputError` when a class received no samples."""
+        return super().compute()
+
+    def finalize(self) -> ClassStats:
+        """The :class:`ClassStats` of this process's batches (:meth:`compute_local`)."""
+        return self._compute(synced=False)
 
 
-class NC4Counter:
+class NC4Counter(StreamingMetric):
     """Streaming NC4: counts samples whose linear-classifier prediction equals the nearest class mean.
 
     ``weights [K, p]``, optional ``bias [K]`` and the class ``means [K, p]`` are fixed; :meth:`update` takes
-    ``features [B, p]``; :attr:`agreement` is the rate over all samples seen.
+    ``features [B, p]``; :meth:`compute` is the agreement rate over all samples seen (all processes under
+    ``torch.distributed``: hits and totals are summed), :attr:`agreement` this process's. Higher is better.
     """
 
-    def __init__(self, weights: torch.Tensor, means: torch.Tensor, bias: torch.Tensor | None = None) -> None:
+    higher_is_better: ClassVar[bool | None] = True
+
+    def __init__(
+        self,
+        weights: TensorLike,
+        means: TensorLike,
+        bias: TensorLike | None = None,
+        *,
+        process_group: Any = None,
+        dist_sync_on_compute: bool = True,
+    ) -> None:
+        super().__init__(process_group=process_group, dist_sync_on_compute=dist_sync_on_compute)
         self.means = _check_matrix("means", means)
         self.weights = _check_matrix("weights", weights, dim=self.means.shape[1])
         if self.weights.shape[0] != self.means.shape[0]:
             raise NCInputError(f"weights have {self.weights.shape[0]} rows but there are {self.means.shape[0]} classes")
         self.bias = None if bias is None else _check_bias(bias, self.weights.shape[0])
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every batch seen."""
         self.hits = 0
         self.total = 0
 
     @torch.no_grad()
-    def update(self, features: torch.Tensor) -> None:
+    def update(self, features: TensorLike) -> None:
         """Count the agreements of one batch ``features [B, p]``."""
         h = _check_matrix("eval_features", features, dim=self.means.shape[1])
         w, mu = self.weights.to(h.device), self.means.to(h.device)
@@ -283,15 +367,101 @@ class NC4Counter:
         self.hits += int((logits.argmax(1) == dist.argmin(1)).sum())
         self.total += int(h.shape[0])
 
+    def _compute(self, *, synced: bool) -> float:
+        hits, total = self.hits, self.total
+        if synced:
+            both = self._all_reduce(torch.tensor([hits, total], dtype=torch.int64, device=self.means.device))
+            hits, total = int(both[0]), int(both[1])
+        if total == 0:
+            raise NCInputError("NC4 needs at least one evaluation feature")
+        return hits / total
+
+    def compute(self) -> float:
+        """The agreement rate in [0, 1] over every batch seen (all processes under ``torch.distributed``)."""
+        return super().compute()
+
     @property
     def agreement(self) -> float:
-        """Agreement rate in [0, 1]."""
-        if self.total == 0:
-            raise NCInputError("NC4 needs at least one evaluation feature")
-        return self.hits / self.total
+        """This process's agreement rate in [0, 1]."""
+        return self._compute(synced=False)
+
+
+class NeuralCollapse(StreamingMetric):
+    """NC0–NC3 as a metric object: ``update(features [B, p], labels [B])`` batch by batch for fixed classifier
+    ``weights [K, p]``; :meth:`compute` returns the dict of :func:`nc_metrics_from_stats` (all processes under
+    ``torch.distributed``). NC4 needs the final class means, so it takes a second pass: :meth:`nc4_counter`
+    gives an :class:`NC4Counter` on the computed means; run it over the evaluation features and pass its
+    ``compute()`` as ``nc4_agreement`` (NaN otherwise). ``higher_is_better`` is per key
+    (:data:`HIGHER_IS_BETTER`). Keyword options as :func:`neural_collapse_metrics`.
+    """
+
+    higher_is_better: ClassVar[dict[str, bool]] = HIGHER_IS_BETTER  # pyright: ignore[reportIncompatibleVariableOverride]
+
+    def __init__(
+        self,
+        weights: TensorLike,
+        bias: TensorLike | None = None,
+        *,
+        nc4_agreement: float = math.nan,
+        nc0_squared: bool = False,
+        nc4_form: NC4Form = "agreement",
+        scale: Scale = "paper",
+        nc3_form: NC3Form = "alignment",
+        rcond: float = 1e-12,
+        process_group: Any = None,
+        dist_sync_on_compute: bool = True,
+    ) -> None:
+        super().__init__(process_group=process_group, dist_sync_on_compute=dist_sync_on_compute)
+        self.weights = _check_matrix("weights", weights)
+        k, p = self.weights.shape
+        if k < 2:
+            raise NCInputError(f"weights must have K >= 2 rows (one per class), got K = {k}: one class cannot collapse")
+        self.bias = None if bias is None else _check_bias(bias, k)
+        self.nc4_agreement = float(nc4_agreement)
+        self.options: dict[str, Any] = {
+            "nc0_squared": nc0_squared,
+            "nc4_form": nc4_form,
+            "scale": scale,
+            "nc3_form": nc3_form,
+            "rcond": rcond,
+        }
+        self.stats = NCAccumulator(
+            int(k),
+            int(p),
+            device=self.weights.device,
+            process_group=process_group,
+            dist_sync_on_compute=dist_sync_on_compute,
+        )
+
+    def reset(self) -> None:
+        """Forget every batch seen."""
+        self.stats.reset()
+
+    def update(self, features: TensorLike, labels: TensorLike) -> None:
+        """Add a batch ``features [B, p]``, ``labels [B]`` (torch or NumPy)."""
+        self.stats.update(_check_matrix("features", features).to(self.weights.device), labels)
+
+    def _compute(self, *, synced: bool) -> dict[str, float]:
+        stats = self.stats._compute(synced=synced)  # pyright: ignore[reportPrivateUsage]
+        return nc_metrics_from_stats(stats, self.weights, nc4_agreement=self.nc4_agreement, **self.options)
+
+    def compute(self) -> dict[str, float]:
+        """Every metric of :data:`METRIC_KEYS` (NC4 as ``nc4_agreement``, NaN unless given)."""
+        return super().compute()
+
+    def nc4_counter(self) -> NC4Counter:
+        """An :class:`NC4Counter` for the second pass, on the class means of :meth:`compute`."""
+        return NC4Counter(
+            self.weights,
+            self.stats.compute().means,
+            self.bias,
+            process_group=self.process_group,
+            dist_sync_on_compute=self.dist_sync_on_compute,
+        )
 
 
 def _check_bias(bias: object, k: int) -> torch.Tensor:
+    bias = as_tensor(bias)
     if not isinstance(bias, torch.Tensor) or bias.ndim != 1 or bias.shape[0] != k:
         shape = tuple(bias.shape) if isinstance(bias, torch.Tensor) else type(bias).__name__
         raise NCInputError(f"bias must be a tensor of shape [K] = [{k}], got {shape}")
@@ -399,13 +569,13 @@ def nc_metrics_from_stats(
 
 
 def _prepare(
-    features: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor
+    features: TensorLike, labels: TensorLike, weights: TensorLike
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     # the metrics are measurements, not a loss: a model's live parameters (requires_grad) are read detached
-    h = _check_matrix("features", features.detach() if isinstance(features, torch.Tensor) else features)
+    h = _check_matrix("features", features)
     if h.shape[0] == 0:
         raise NCInputError("features are empty (N = 0)")
-    w = _check_matrix("weights", weights.detach() if isinstance(weights, torch.Tensor) else weights, dim=h.shape[1])
+    w = _check_matrix("weights", weights, dim=h.shape[1])
     w = w.to(h.device)
     if w.shape[0] < 2:
         raise NCInputError(
@@ -416,12 +586,12 @@ def _prepare(
 
 
 def neural_collapse_metrics(
-    features: torch.Tensor,
-    labels: torch.Tensor,
-    weights: torch.Tensor,
+    features: TensorLike,
+    labels: TensorLike,
+    weights: TensorLike,
     *,
-    bias: torch.Tensor | None = None,
-    eval_features: torch.Tensor | None = None,
+    bias: TensorLike | None = None,
+    eval_features: TensorLike | None = None,
     nc0_squared: bool = False,
     nc4_form: NC4Form = "agreement",
     scale: Scale = "paper",
@@ -446,7 +616,7 @@ def neural_collapse_metrics(
     for start in range(0, h.shape[0], step):
         acc.update(h[start : start + step], y[start : start + step])
     stats = acc.finalize()
-    counter = NC4Counter(w, stats.means, bias.detach() if isinstance(bias, torch.Tensor) else bias)
+    counter = NC4Counter(w, stats.means, bias)
     ev = h if eval_features is None else _check_matrix("eval_features", eval_features, dim=p).to(h.device)
     for start in range(0, max(int(ev.shape[0]), 1), step):
         counter.update(ev[start : start + step])
@@ -463,12 +633,12 @@ def neural_collapse_metrics(
 
 
 def naive_neural_collapse_metrics(
-    features: torch.Tensor,
-    labels: torch.Tensor,
-    weights: torch.Tensor,
+    features: TensorLike,
+    labels: TensorLike,
+    weights: TensorLike,
     *,
-    bias: torch.Tensor | None = None,
-    eval_features: torch.Tensor | None = None,
+    bias: TensorLike | None = None,
+    eval_features: TensorLike | None = None,
     nc0_squared: bool = False,
     nc4_form: NC4Form = "agreement",
     scale: Scale = "paper",

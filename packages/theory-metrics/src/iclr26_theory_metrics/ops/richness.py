@@ -53,10 +53,12 @@ parameter norm :func:`parameter_norm` (and NC1, :mod:`iclr26_theory_metrics.ops.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
 from iclr26_shared.errors import Iclr26Error
+from iclr26_theory_metrics.ops.metric import StreamingMetric, TensorLike, as_tensor
 
 __all__ = [
     "RichnessAccumulator",
@@ -75,11 +77,17 @@ class RichnessInputError(Iclr26Error, ValueError):
     """Features or outputs that :math:`D_{LR}` cannot use; the message names the argument."""
 
 
-def _check(name: str, x: object, *, rows: int | None = None, cols: int | None = None) -> torch.Tensor:
+def _check(
+    name: str, x: object, *, rows: int | None = None, cols: int | None = None, vector_ok: bool = False
+) -> torch.Tensor:
+    x = as_tensor(x)
     if not isinstance(x, torch.Tensor):
-        raise RichnessInputError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+        raise RichnessInputError(f"{name} must be a torch.Tensor or a NumPy array, got {type(x).__name__}")
+    if vector_ok and x.ndim == 1:
+        x = x.unsqueeze(1)  # one output channel (a scalar output, e.g. a regression head)
     if x.ndim != 2:
-        raise RichnessInputError(f"{name} must be 2-D [n, dim], got shape {tuple(x.shape)}")
+        want = "2-D [n, dim] or 1-D [n] (one channel)" if vector_ok else "2-D [n, dim]"
+        raise RichnessInputError(f"{name} must be {want}, got shape {tuple(x.shape)}")
     if not x.is_floating_point():
         raise RichnessInputError(f"{name} must be floating point, got {x.dtype}")
     if x.shape[1] == 0:
@@ -128,32 +136,53 @@ def _cka_from_moments(
     return 1.0 - min(max(cka, 0.0), 1.0)
 
 
-class RichnessAccumulator:
-    """Streams :math:`D_{LR}` over batches of ``(features [B, p], outputs [B, C])``.
+class RichnessAccumulator(StreamingMetric):
+    """Streams :math:`D_{LR}` over batches of ``(features [B, p], outputs [B, C] or [B])``; a metric object.
+
+    :meth:`compute` (or :meth:`value`) is :math:`D_{LR}` of every batch seen, over all processes when
+    ``torch.distributed`` is initialised: the processes' counts and sums are all-reduced into the global means,
+    then each process's second moments re-centred on them are summed (exact, whatever share each process saw).
+    :meth:`reset` starts again. ``higher_is_better`` is None: :math:`D_{LR}` measures how rich the dynamics
+    were (0 = richest), it does not score a model.
 
     Usage::
 
         acc = RichnessAccumulator()
         for x in loader:
             acc.update(model.features(x), model(x))
-        d_lr = acc.value()
+        d_lr = acc.compute()
     """
 
-    def __init__(self, *, rcond: float = 1e-10, centre_outputs: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        rcond: float = 1e-10,
+        centre_outputs: bool = True,
+        process_group: Any = None,
+        dist_sync_on_compute: bool = True,
+    ) -> None:
         if not (isinstance(rcond, float | int) and 0.0 <= rcond < 1.0):
             raise RichnessInputError(f"rcond must be a number in [0, 1), got {rcond!r}")
+        super().__init__(process_group=process_group, dist_sync_on_compute=dist_sync_on_compute)
         self.rcond = float(rcond)
         self.centre_outputs = bool(centre_outputs)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every batch seen."""
         self.n = 0
         self._shift: tuple[torch.Tensor, torch.Tensor] | None = None
         self._sums: list[torch.Tensor] = []  # Σφ, Σf, Σφφᵀ, Σφfᵀ, Σffᵀ of the shifted rows
 
     @torch.no_grad()
-    def update(self, features: torch.Tensor, outputs: torch.Tensor) -> None:
-        """Add a batch: ``features [B, p]`` and ``outputs [B, C]`` of the same B inputs (any float dtype)."""
+    def update(self, features: TensorLike, outputs: TensorLike) -> None:
+        """Add a batch: ``features [B, p]`` and ``outputs [B, C]`` (or ``[B]``, one channel) of the same B inputs
+        (any float dtype, torch or NumPy)."""
         dims = None if self._shift is None else (self._shift[0].shape[0], self._shift[1].shape[0])
         phi = _check("features", features, cols=None if dims is None else dims[0])
-        f = _check("outputs", outputs, rows=phi.shape[0], cols=None if dims is None else dims[1]).to(phi.device)
+        f = _check("outputs", outputs, rows=phi.shape[0], cols=None if dims is None else dims[1], vector_ok=True).to(
+            phi.device
+        )
         if phi.shape[0] == 0:
             return
         if self._shift is None:
@@ -166,38 +195,78 @@ class RichnessAccumulator:
             acc += term.to(acc.device)
         self.n += int(phi.shape[0])
 
-    def value(self) -> float:
-        """:math:`D_{LR}` of everything seen so far; raises :class:`RichnessInputError` for fewer than 2 rows,
-        NaN when the features or the outputs have no variance."""
-        if self.n < 2:
-            raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {self.n}")
+    def _moments(self, *, synced: bool) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(n, mean of the outputs [C], S_ΦΦ, S_ΦF, S_FF)`` centred on the (global, when ``synced``) means."""
+        if self._shift is None:
+            if not synced:
+                raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {self.n}")
+            raise RichnessInputError(
+                "this process saw no batch: under torch.distributed every process needs at least one update "
+                "(the feature and output widths come from it)"
+            )
         s_a, s_b, s_aa, s_ab, s_bb = self._sums
-        mu_a, mu_b = s_a / self.n, s_b / self.n
-        s_pp = s_aa - self.n * torch.outer(mu_a, mu_a)
-        s_pf = s_ab - self.n * torch.outer(mu_a, mu_b)
-        s_ff = s_bb - self.n * torch.outer(mu_b, mu_b)
+        c_a, c_b = self._shift
+        n_local = float(self.n)
+        if not synced:
+            mu_a, mu_b = s_a / n_local, s_b / n_local
+            return (
+                self.n,
+                mu_b + c_b,
+                s_aa - n_local * torch.outer(mu_a, mu_a),
+                s_ab - n_local * torch.outer(mu_a, mu_b),
+                s_bb - n_local * torch.outer(mu_b, mu_b),
+            )
+        n = int(self._all_reduce(torch.tensor([self.n], dtype=torch.int64, device=s_a.device))[0])
+        mean_a = self._all_reduce(s_a + n_local * c_a) / n  # global means
+        mean_b = self._all_reduce(s_b + n_local * c_b) / n
+        da, db = c_a - mean_a, c_b - mean_b  # rows about the global mean: shifted row + d
+
+        def centred(s_xy: torch.Tensor, s_x: torch.Tensor, s_y: torch.Tensor, dx: torch.Tensor, dy: torch.Tensor):
+            return s_xy + torch.outer(s_x, dy) + torch.outer(dx, s_y) + n_local * torch.outer(dx, dy)
+
+        return (
+            n,
+            mean_b,
+            self._all_reduce(centred(s_aa, s_a, s_a, da, da)),
+            self._all_reduce(centred(s_ab, s_a, s_b, da, db)),
+            self._all_reduce(centred(s_bb, s_b, s_b, db, db)),
+        )
+
+    def _compute(self, *, synced: bool) -> float:
+        n, mean_f, s_pp, s_pf, s_ff = self._moments(synced=synced)
+        if n < 2:
+            raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {n}")
         if self.centre_outputs:
             return _cka_from_moments(s_pp, s_pf, s_ff, self.rcond)
-        assert self._shift is not None
-        mean_f = mu_b + self._shift[1].to(mu_b.device)
-        return _cka_from_moments(s_pp, s_pf, s_ff, self.rcond, mean_f=mean_f, n=self.n)
+        return _cka_from_moments(s_pp, s_pf, s_ff, self.rcond, mean_f=mean_f, n=n)
+
+    def compute(self) -> float:
+        """:math:`D_{LR}` of every batch seen (all processes under ``torch.distributed``); raises
+        :class:`RichnessInputError` for fewer than 2 rows, NaN when the features or the outputs have no
+        variance."""
+        return super().compute()
+
+    def value(self) -> float:
+        """:math:`D_{LR}` of this process's batches (:meth:`compute_local`)."""
+        return self._compute(synced=False)
 
 
 def richness(
-    features: torch.Tensor,
-    outputs: torch.Tensor,
+    features: TensorLike,
+    outputs: TensorLike,
     *,
     rcond: float = 1e-10,
     chunk_size: int | None = None,
     centre_outputs: bool = True,
 ) -> float:
-    """:math:`D_{LR} = 1 - \\mathrm{CKA}(T, T_{MP})` of ``features [n, p]`` and ``outputs [n, C]`` (module
+    """:math:`D_{LR} = 1 - \\mathrm{CKA}(T, T_{MP})` of ``features [n, p]`` and ``outputs [n, C]`` (or ``[n]``: one
+    output channel; torch tensors or NumPy arrays) (module
     docstring), accumulated in chunks of ``chunk_size`` rows (all at once by default); ``centre_outputs`` picks
     the reading of Ĥ (span of the centred outputs, default, or of the outputs as they are). Returns a float in
     [0, 1] (NaN when the features or the outputs have no variance). Raises :class:`RichnessInputError` for
     n < 2, C = 0 or p = 0, mismatched rows, NaN/inf or non-tensor input."""
     phi = _check("features", features)
-    f = _check("outputs", outputs, rows=phi.shape[0])
+    f = _check("outputs", outputs, rows=phi.shape[0], vector_ok=True)
     if phi.shape[0] < 2:
         raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {phi.shape[0]}")
     step = phi.shape[0] if chunk_size is None else chunk_size
@@ -210,14 +279,14 @@ def richness(
 
 
 def naive_richness(
-    features: torch.Tensor, outputs: torch.Tensor, *, rcond: float = 1e-10, centre_outputs: bool = True
+    features: TensorLike, outputs: TensorLike, *, rcond: float = 1e-10, centre_outputs: bool = True
 ) -> float:
     """The literal twin of :func:`richness`: the centred n × n kernels :math:`K_1 = \\Phi_c\\Phi_c^\\top` and
     :math:`K_2 = QQ^\\top` (Q from the SVD of :math:`F_c`; with ``centre_outputs=False`` :math:`K_2 = HQQ^\\top H`
     with Q from the SVD of F) and CKA = ⟨K_1, K_2⟩_F / (‖K_1‖_F ‖K_2‖_F). O(n²) memory; for tests and the benchmark
     baseline."""
     phi = _check("features", features)
-    f = _check("outputs", outputs, rows=phi.shape[0])
+    f = _check("outputs", outputs, rows=phi.shape[0], vector_ok=True)
     n = phi.shape[0]
     if n < 2:
         raise RichnessInputError(f"D_LR needs at least n = 2 inputs, got n = {n}")
@@ -243,9 +312,9 @@ def _centred_moments(*blocks: torch.Tensor) -> list[list[torch.Tensor]]:
 
 
 def richness_spectrum(
-    features: torch.Tensor,
-    outputs: torch.Tensor,
-    targets: torch.Tensor | None = None,
+    features: TensorLike,
+    outputs: TensorLike,
+    targets: TensorLike | None = None,
     *,
     rcond: float = 1e-12,
 ) -> dict[str, list[float]]:
@@ -256,12 +325,12 @@ def richness_spectrum(
     kept with relative tolerance ``rcond`` on ρ). Raises :class:`RichnessInputError` for bad input (as
     :func:`richness`); returns empty lists when the features have no variance."""
     phi = _check("features", features)
-    f = _check("outputs", outputs, rows=phi.shape[0]).to(phi.device)
+    f = _check("outputs", outputs, rows=phi.shape[0], vector_ok=True).to(phi.device)
     if phi.shape[0] < 2:
         raise RichnessInputError(f"the spectrum needs at least n = 2 inputs, got n = {phi.shape[0]}")
     blocks = [phi, f]
     if targets is not None:
-        blocks.append(_check("targets", targets, rows=phi.shape[0]).to(phi.device))
+        blocks.append(_check("targets", targets, rows=phi.shape[0], vector_ok=True).to(phi.device))
     m = _centred_moments(*blocks)
     evals, evecs = torch.linalg.eigh(0.5 * (m[0][0] + m[0][0].T))
     evals, evecs = evals.flip(0), evecs.flip(1)
@@ -286,7 +355,7 @@ def richness_spectrum(
     return out
 
 
-def kernel_distance(features_a: torch.Tensor, features_b: torch.Tensor) -> float:
+def kernel_distance(features_a: TensorLike, features_b: TensorLike) -> float:
     """The initial-kernel distance baseline S = 1 − ⟨K_a, K_b⟩_F / (‖K_a‖_F ‖K_b‖_F) between the (uncentred) feature
     kernels K = ΦΦᵀ of the same n inputs, e.g. at initialisation and now; via the p × p Gram blocks, so no n × n
     kernel is formed (the paper's O(n²p) baseline). NaN when a kernel is zero."""
