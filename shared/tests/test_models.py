@@ -89,6 +89,9 @@ def test_save_replaces_atomically_and_rejects_what_cannot_load(tmp_path: Path) -
 
 
 def test_iclr26_models_lists_a_run(tmp_path: Path) -> None:
+    res = run_cli(umbrella_main, ["models", str(tmp_path)])  # an empty folder is not a run (issue 52)
+    assert res.code == 2 and "not a run directory" in res.err and len(res.err.strip().splitlines()) == 1
+    (tmp_path / "config.json").write_text("{}")  # a run whose method saved no model
     res = run_cli(umbrella_main, ["models", str(tmp_path)])
     assert res.code == 0 and "saved no model" in res.out
     save_model(tmp_path, "net", TinyNet())

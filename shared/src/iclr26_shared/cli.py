@@ -156,6 +156,12 @@ def main_guard(fn: Any, *args: Any, **kwargs: Any) -> int:
             return _quiet_broken_pipe()
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except Exception as err:  # an internal failure: keep the traceback, it is a bug
+        from iclr26_shared.preflight import environment_error
+
+        machine = environment_error(err)
+        if machine is not None:  # a full disk, a name too long, a read-only folder: the machine, not a bug
+            print(f"error: {machine} (free space, or choose another --out-dir)", file=sys.stderr)
+            return 2
         traceback.print_exc()
         print(f"internal error: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
@@ -183,6 +189,9 @@ def preflight(flags: CommonFlags, n_seeds: int = 1) -> None:
 
 
 def _run_one(spec: MethodSpec[Any], args: Sequence[str], prog: str) -> int:
+    from iclr26_shared.preflight import reject_empty_paths
+
+    reject_empty_paths(args, ("--out-dir",))
     _, n_seeds, _ = _pre_parse(spec, args, prog)
     cfg, flags, preset = parse_method_args(spec, args, prog=prog)
     preflight(flags, n_seeds)
@@ -211,11 +220,11 @@ def _run_seeds(spec: MethodSpec[Any], cfg: Any, flags: CommonFlags, preset: str,
     """``--seeds N``: N runs one after the other, then one aggregated REPORT.md (as ``iclr26 reproduce``)."""
     import time
 
-    from iclr26_shared.io import utc_stamp
+    from iclr26_shared.io import unique_dir, utc_stamp
     from iclr26_shared.reproduce import ReproducePlan, RunOutcome, run_one, write_reproduce_report
     from iclr26_shared.verdicts import summarize_seeds
 
-    out = flags.out_dir / f"{spec.name}-seeds-{utc_stamp()}"
+    out = unique_dir(flags.out_dir, f"{spec.name}-seeds-{utc_stamp()}")
     seeds = [flags.seed + i for i in range(n_seeds)]
     plan = ReproducePlan((spec.name,), tuple(seeds), preset, "serial", flags.device)
     outcomes: list[RunOutcome] = []

@@ -19,12 +19,44 @@ from typing import Any
 
 from iclr26_shared.errors import DataError, Iclr26Error
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "read_json", "to_jsonable", "utc_stamp"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "read_json",
+    "to_jsonable",
+    "unique_dir",
+    "utc_stamp",
+]
 
 
 def utc_stamp() -> str:
     """The UTC time stamp used in every run and report directory name, e.g. ``20261130T211809Z``."""
     return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def unique_dir(parent: str | Path, name: str) -> Path:
+    """Create ``parent/name`` (or, when another process made it first, ``name-2``, ``name-3``, ...)
+    exclusively and return it: two commands started in the same second never share a folder (mkdir is
+    atomic). An ``OSError`` other than "exists" (a full disk, a name too long) is a one-line
+    :class:`~iclr26_shared.errors.UsageError`."""
+    from iclr26_shared.errors import UsageError
+
+    parent = Path(parent)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot create the folder {parent}: {err.strerror or err}") from None
+    for n in range(1, 10_000):
+        path = parent / (name if n == 1 else f"{name}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as err:
+            raise UsageError(f"cannot create the folder {path}: {err.strerror or err}") from None
+        return path
+    raise UsageError(f"cannot create a folder {name}-N under {parent}: 10000 exist")
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:

@@ -33,7 +33,7 @@ from typing import Any
 
 from iclr26_shared.config import latest_run_dir
 from iclr26_shared.errors import Iclr26Error, UsageError
-from iclr26_shared.io import atomic_write_json, atomic_write_text, read_json, utc_stamp
+from iclr26_shared.io import atomic_write_json, atomic_write_text, read_json, unique_dir, utc_stamp
 from iclr26_shared.runner import CommonFlags, execute, format_number, verdict_cell
 from iclr26_shared.spec import PRESET_NAMES, VERDICTS, Claim, MethodSpec
 from iclr26_shared.tables import markdown_table
@@ -499,21 +499,69 @@ def _read_back(
 
 
 def _resume_plan(out: Path) -> dict[str, Any]:
-    data = read_json(out / "report.json", what="reproduce report to resume", error=UsageError)
+    """The plan stored in ``out/report.json``, checked: a hand-edited or foreign file is one line."""
+    from iclr26_shared.preflight import MAX_SEED
+
+    where = out / "report.json"
+    data = read_json(where, what="reproduce report to resume", error=UsageError)
     if not isinstance(data, dict) or not {"methods", "seeds", "preset"} <= set(data):
-        raise UsageError(f"{out / 'report.json'}: not a reproduce report (expected keys methods, seeds, preset)")
+        raise UsageError(f"{where}: not a reproduce report (expected keys methods, seeds, preset)")
+    methods, seeds = data["methods"], data["seeds"]
+    if not (isinstance(methods, list) and methods and all(isinstance(m, str) and m for m in methods)):
+        raise UsageError(f"{where}: 'methods' = {methods!r}: expected a non-empty list of method names")
+    ok_seed = (
+        [isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_SEED for x in seeds]
+        if isinstance(seeds, list)
+        else []
+    )
+    if not (ok_seed and all(ok_seed)):
+        raise UsageError(f"{where}: 'seeds' = {seeds!r}: expected a non-empty list of integers in [0, {MAX_SEED}]")
+    if data["preset"] not in PRESET_NAMES:
+        raise UsageError(f"{where}: 'preset' = {data['preset']!r}: expected one of {', '.join(PRESET_NAMES)}")
+    for key in ("device", "backend"):
+        if key in data and not isinstance(data[key], str):
+            raise UsageError(f"{where}: {key!r} = {data[key]!r}: expected a string")
+    if not isinstance(data.get("runs", []), list):
+        raise UsageError(f"{where}: 'runs' = {data['runs']!r}: expected a list")
     return data
+
+
+def _check_resume_flags(
+    stored: Mapping[str, Any],
+    *,
+    preset: str | None,
+    only: Sequence[str] | None,
+    seed: int | None,
+    seeds: int | None,
+    device: str | None,
+) -> None:
+    """``--resume`` runs the stored plan: a flag given with it must say the same, or it is one line."""
+    where = "the stored plan"
+    stored_seeds = [int(s) for s in stored["seeds"]]
+    if preset is not None and preset != stored["preset"]:
+        raise UsageError(f"--resume: --preset {preset} contradicts {where} (preset {stored['preset']}); drop it")
+    if only is not None and sorted(set(only)) != sorted(set(stored["methods"])):
+        raise UsageError(
+            f"--resume: --only {','.join(only)} contradicts {where} (methods {','.join(stored['methods'])}); drop it"
+        )
+    first = stored_seeds[0] if seed is None else seed
+    count = len(stored_seeds) if seeds is None else seeds
+    if (seed is not None or seeds is not None) and [first + i for i in range(count)] != stored_seeds:
+        given = " ".join(f for f, v in (("--seed", seed), ("--seeds", seeds)) if v is not None)
+        raise UsageError(f"--resume: {given} contradicts {where} (seeds {', '.join(map(str, stored_seeds))}); drop it")
+    if device is not None and device != stored.get("device", "auto"):
+        raise UsageError(f"--resume: --device {device} contradicts {where} (device {stored.get('device')}); drop it")
 
 
 def reproduce(
     specs: Mapping[str, MethodSpec[Any]],
     *,
-    preset: str = "quick",
+    preset: str | None = None,
     only: Sequence[str] | None = None,
     out_dir: Path = Path("runs"),
-    seed: int = 0,
-    seeds: int = 1,
-    device: str = "auto",
+    seed: int | None = None,
+    seeds: int | None = None,
+    device: str | None = None,
     jobs: int | None = 1,
     backend: str | None = None,
     address: str | None = None,
@@ -522,12 +570,25 @@ def reproduce(
 ) -> tuple[Path, list[RunOutcome]]:
     """Run the claim experiment of every spec (or of ``only``) for ``seeds`` seeds; see the module docs.
 
-    Seeds are ``seed, seed + 1, ..., seed + seeds − 1``. With ``resume`` (a reproduce directory) the plan
-    stored there is run again: finished runs are read back, unfinished ones continue from checkpoints.
+    Seeds are ``seed, seed + 1, ..., seed + seeds − 1`` (defaults: preset ``quick``, seed 0, one seed,
+    device ``auto``). With ``resume`` (a reproduce directory) the plan stored there is run again: finished
+    runs are read back, unfinished ones continue from checkpoints; a ``preset``, ``only``, ``seed``,
+    ``seeds`` or ``device`` that contradicts the stored plan is a :class:`UsageError` (leave them None).
     ``backend`` defaults to ``"process"``, or to the resumed reproduce's backend. ``jobs=None`` is one
     process per available CPU (:func:`available_cpus`), at most one per run; ``1`` runs serially here.
+    Each new reproduce gets its own folder ``reproduce-<UTC time>[-N]`` (created exclusively).
     """
+    if only is not None:
+        only = list(dict.fromkeys(str(n).strip() for n in only if str(n).strip()))
+        if not only:
+            raise UsageError("--only: names no method (expected comma-separated method names; see iclr26 list)")
     stored: dict[str, Any] | None = _resume_plan(Path(resume)) if resume is not None else None
+    if stored is not None:
+        _check_resume_flags(stored, preset=preset, only=only, seed=seed, seeds=seeds, device=device)
+    preset = "quick" if preset is None else preset
+    seed = 0 if seed is None else seed
+    seeds = 1 if seeds is None else seeds
+    device = "auto" if device is None else device
     if backend is None:
         backend = str(stored.get("backend", "process")) if stored is not None else "process"
         backend = backend if backend in BACKENDS else "process"
@@ -555,20 +616,18 @@ def reproduce(
         seed_list = [int(s) for s in stored["seeds"]]
         preset = str(stored["preset"])
         device = str(stored.get("device", device))
+        check_device_name(device)  # a stored cuda on a machine without one: refused before any run starts
     else:
         if preset not in PRESET_NAMES:
             raise UsageError(f"unknown preset {preset!r} (choose from {', '.join(PRESET_NAMES)})")
         names = list(specs) if not only else list(only)
         seed_list = [seed + i for i in range(seeds)]
-        stamp = utc_stamp()
-        out = Path(out_dir) / f"reproduce-{stamp}"
+        out = Path(out_dir) / f"reproduce-{utc_stamp()}"
     unknown = [n for n in names if n not in specs]
     if unknown:
         raise UsageError(f"unknown method(s) {', '.join(unknown)} (installed: {', '.join(specs) or 'none'})")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"cannot create the reproduce directory {out}: {err.strerror or err}") from None
+    if stored is None:
+        out = unique_dir(out.parent, out.name)  # exclusive: a reproduce started in the same second gets -2
     plan = ReproducePlan(tuple(names), tuple(seed_list), preset, backend, device)
     base = CommonFlags(seed=seed_list[0], device=device, out_dir=out, quiet=quiet, resume=resume is not None)
     t0 = time.monotonic()

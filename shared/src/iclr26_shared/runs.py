@@ -199,15 +199,20 @@ class RunDir:
                 f"--resume: no earlier {method} run with this config and seed under {method_dir}; starting a new run",
                 file=sys.stderr,
             )
-        path = method_dir / f"{utc_stamp()}-{digest}"
+        stamp = utc_stamp()
+        path = method_dir / f"{stamp}-{digest}"
         n = 1
-        while path.exists():
-            n += 1
-            path = method_dir / f"{utc_stamp()}-{n}-{digest}"
-        try:
-            path.mkdir(parents=True)
-        except OSError as err:
-            raise UsageError(f"cannot create the run directory {path}: {err.strerror or err}") from None
+        while True:  # exclusive: two runs of one config started in the same second get two folders
+            try:
+                path.mkdir(parents=True)
+                break
+            except FileExistsError:
+                n += 1
+                path = method_dir / f"{stamp}-{n}-{digest}"
+                if n > 10_000 or not method_dir.is_dir():
+                    raise UsageError(f"cannot create the run directory {path}: {method_dir} is not a folder") from None
+            except OSError as err:
+                raise UsageError(f"cannot create the run directory {path}: {err.strerror or err}") from None
         run = cls(path, resumed=False, preset=preset, dist=dist, **kwargs)
         atomic_write_json(
             run.path / "config.json",

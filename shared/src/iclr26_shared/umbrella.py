@@ -24,7 +24,7 @@ import tyro
 
 from iclr26_shared.cli import main_guard, run_methods
 from iclr26_shared.errors import UsageError, did_you_mean
-from iclr26_shared.io import utc_stamp
+from iclr26_shared.io import unique_dir, utc_stamp
 from iclr26_shared.spec import MethodSpec
 from iclr26_shared.tyro_errors import one_line_parse_errors
 
@@ -67,18 +67,24 @@ def find_workspace_root(start: Path | None = None) -> Path | None:
 
 def bench(root: Path | None, *, only: Sequence[str] | None, out_dir: Path, quick: bool) -> int:
     """Run every ``packages/*/benchmarks/*.py`` (and ``shared/benchmarks``) script; returns failures."""
+    if root is not None and not (root.is_dir() and (root / "packages").is_dir()):
+        raise UsageError(f"iclr26 bench --root {root}: not the workspace (expected a folder holding packages/)")
     root = root or find_workspace_root()
     if root is None:
         raise UsageError("cannot find the workspace (a folder with pyproject.toml and packages/); pass --root")
-    scripts = sorted(root.glob("packages/*/benchmarks/*.py")) + sorted(root.glob("shared/benchmarks/*.py"))
-    scripts = [s for s in scripts if not s.name.startswith("_")]
+    found = sorted(root.glob("packages/*/benchmarks/*.py")) + sorted(root.glob("shared/benchmarks/*.py"))
+    found = [s for s in found if not s.name.startswith("_")]
+    scripts = found
     if only:
-        scripts = [s for s in scripts if any(o in f"{s.parent.parent.name}/{s.stem}" for o in only)]
+        scripts = [s for s in found if any(o in f"{s.parent.parent.name}/{s.stem}" for o in only)]
     if not scripts:
-        print("no benchmark scripts found", file=sys.stderr)
-        return 0
-    stamp = utc_stamp()
-    out = Path(out_dir) / f"bench-{stamp}"
+        names = ", ".join(f"{s.parent.parent.name}/{s.stem}" for s in found) or "none"
+        what = f"no benchmark script matches --only {','.join(only)}" if only else f"no benchmark scripts under {root}"
+        raise UsageError(f"iclr26 bench: {what} (found: {names})")
+    from iclr26_shared.preflight import check_out_dir
+
+    check_out_dir(out_dir)
+    out = unique_dir(out_dir, f"bench-{utc_stamp()}")
     failures = 0
     for s in scripts:
         dest = out / f"{s.parent.parent.name}-{s.stem}.json"
@@ -113,18 +119,18 @@ class RunCmd:
 class ReproduceCmd:
     """Run every method's claim experiment and write REPORT.md."""
 
-    preset: Literal["smoke", "quick", "full"] = "quick"
-    """The preset every method runs with."""
-    only: str = ""
-    """Comma-separated method names (default: every installed method)."""
+    preset: Literal["smoke", "quick", "full"] | None = None
+    """The preset every method runs with (default: quick; with --resume, the stored one)."""
+    only: str | None = None
+    """Comma-separated method names (default: every installed method; with --resume, the stored ones)."""
     out_dir: Path = Path("runs")
     """Where reproduce-<UTC time>/ is written."""
-    seed: int = 0
-    """First seed."""
-    seeds: int = 1
-    """Seeds per method (seed, seed+1, ...); >= 2 gives intervals."""
-    device: str = "auto"
-    """auto, cpu, cuda or cuda:N."""
+    seed: int | None = None
+    """First seed (default: 0; with --resume, the stored one)."""
+    seeds: int | None = None
+    """Seeds per method (seed, seed+1, ...); >= 2 gives intervals (default: 1; with --resume, the stored ones)."""
+    device: str | None = None
+    """auto, cpu, cuda or cuda:N (default: auto; with --resume, the stored one)."""
     backend: Literal["process", "ray"] | None = None
     """Local processes or Ray tasks (default: process; with --resume, the resumed reproduce's backend)."""
     jobs: int | None = None
@@ -193,14 +199,24 @@ def _parse(argv: list[str]) -> Any:
 
 
 def _models(run_dir: Path) -> int:
-    from iclr26_shared.models import list_models
+    """List a run's saved models; a folder that is not a run directory is one line, exit 2."""
+    from iclr26_shared.models import MODELS_DIR, list_models
 
-    if not run_dir.is_dir():
+    try:
+        is_dir = run_dir.is_dir()
+    except OSError as err:
+        raise UsageError(f"iclr26 models: {run_dir}: {err.strerror or err}") from None
+    if not is_dir:
         raise UsageError(f"iclr26 models: {run_dir}: no such run directory")
     models = list_models(run_dir)
     if not models:
-        print(f"{run_dir}: the run saved no model")
-        return 0
+        if (run_dir / "config.json").is_file():  # a run directory whose method saved no model
+            print(f"{run_dir}: the run saved no model")
+            return 0
+        what = (
+            "no saved model in its models/ folder" if (run_dir / MODELS_DIR).is_dir() else "no config.json or models/"
+        )
+        raise UsageError(f"iclr26 models: {run_dir}: not a run directory ({what}); pass <out-dir>/<method>/<run>")
     width = max(len(n) for n in models)
     for name, meta in models.items():
         print(f"{name:<{width}}  {meta['bytes'] / 1e6:8.3f} MB  {meta['class']}")
@@ -235,6 +251,11 @@ def _main(argv: list[str]) -> int:
     if argv[:1] == ["run"] and argv[1:2] not in (["-h"], ["--help"], []):
         specs, _ = discover_methods()  # the method's own flags are the method's parser's (tyro) to read
         return run_methods(specs, argv[1:], prog="iclr26 run")
+    from iclr26_shared.preflight import reject_empty_paths
+
+    reject_empty_paths(argv)
+    if argv[:1] == ["models"] and any(not a.strip() for a in argv[1:]):
+        raise UsageError("iclr26 models '': expected a run directory (<out-dir>/<method>/<run>)")
     args = _parse(argv)
     if isinstance(args, RunCmd):  # unreachable: run is dispatched above (kept for the type checker)
         raise AssertionError(args)
@@ -257,7 +278,9 @@ def _main(argv: list[str]) -> int:
     if isinstance(args, ReproduceCmd):
         from iclr26_shared.reproduce import reproduce
 
-        only = [s for s in args.only.split(",") if s] or None
+        only = None if args.only is None else [s for s in args.only.split(",") if s.strip()]
+        if only == []:
+            raise UsageError(f"iclr26 reproduce: --only {args.only!r}: names no method (see iclr26 list)")
         report, outcomes = reproduce(
             specs,
             preset=args.preset,
@@ -278,7 +301,9 @@ def _main(argv: list[str]) -> int:
             print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1 if failed else 0
     if isinstance(args, BenchCmd):
-        only = [s for s in args.only.split(",") if s] or None
+        only = [s for s in args.only.split(",") if s.strip()] or None
+        if args.only and not only:
+            raise UsageError(f"iclr26 bench: --only {args.only!r}: names no script")
         return 1 if bench(args.root, only=only, out_dir=args.out_dir, quick=args.quick) else 0
     raise AssertionError(args)
 
