@@ -11,7 +11,7 @@ from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from iclr26_graphs.methods.ogmm.adapters import PyGExpert, graphs_from_data
-    from iclr26_graphs.methods.ogmm.config import PRESETS, OGMMConfig
+    from iclr26_graphs.methods.ogmm.config import PRESETS, MergeConfig, OGMMConfig
     from iclr26_graphs.methods.ogmm.model import DenseExpert, GraphInverter, MergedGNN
     from iclr26_graphs.methods.ogmm.spec import SPEC
     from iclr26_graphs.methods.ogmm.train import accuracy, generate, merge, merge_experts, predict
@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "DenseExpert": "iclr26_graphs.methods.ogmm.model",
     "GraphInverter": "iclr26_graphs.methods.ogmm.model",
     "MergedGNN": "iclr26_graphs.methods.ogmm.model",
+    "MergeConfig": "iclr26_graphs.methods.ogmm.config",
     "OGMMConfig": "iclr26_graphs.methods.ogmm.config",
     "PRESETS": "iclr26_graphs.methods.ogmm.config",
     "SPEC": "iclr26_graphs.methods.ogmm.spec",
@@ -37,6 +38,7 @@ __all__ = [
     "SPEC",
     "DenseExpert",
     "GraphInverter",
+    "MergeConfig",
     "MergedGNN",
     "OGMMConfig",
     "PyGExpert",

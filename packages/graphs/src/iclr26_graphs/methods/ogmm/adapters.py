@@ -13,7 +13,11 @@ batch the merged model takes.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -26,7 +30,7 @@ from iclr26_graphs.methods.ogmm.model import masked_head_logits
 if TYPE_CHECKING:
     from torch_geometric.data import Data
 
-__all__ = ["PyGExpert", "dense_to_sparse_batch", "graphs_from_data"]
+__all__ = ["PyGExpert", "dense_to_sparse_batch", "expert_from_spec", "graphs_from_data"]
 
 Embed = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -56,6 +60,12 @@ class PyGExpert(nn.Module):
             (default ``model.embed``). Layers that ignore ``edge_weight`` still run, but then stage 1's
             gradient does not reach the generated edges.
         head: The linear classifier on the pooled embedding (default ``model.head``); logits = head(pooled).
+        init: The keyword arguments that rebuild ``model`` as ``type(model)(**init)`` when a merged model over
+            it is loaded (default: the model's ``config`` attribute when it is a dict, else none); not needed
+            for a model with ``PyTorchModelHubMixin``, which saves and loads itself.
+
+    To be saved inside a :class:`~iclr26_graphs.methods.ogmm.model.MergedGNN`, ``embed`` must be a method
+    of ``model``, ``head`` a submodule of it and the model's class defined at module level (see :meth:`spec`).
     """
 
     def __init__(
@@ -65,10 +75,15 @@ class PyGExpert(nn.Module):
         *,
         embed: Embed | None = None,
         head: nn.Linear | None = None,
+        init: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.model = model
         self.in_channels = in_channels
+        config = getattr(model, "config", None)
+        self.init: dict[str, Any] = (
+            dict(init) if init is not None else (dict(config) if isinstance(config, dict) else {})
+        )
         fn = embed if embed is not None else getattr(model, "embed", None)
         lin = head if head is not None else getattr(model, "head", None)
         if not callable(fn):
@@ -77,7 +92,39 @@ class PyGExpert(nn.Module):
             raise GraphInputError(f"PyGExpert: {type(model).__name__} has no linear head (pass head=...)")
         self._embed = fn
         self.head = lin
-        self.bns = nn.ModuleList(m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm))
+        # a plain list, not a ModuleList: the BatchNorms stay registered once, under the model (one state-dict name)
+        self.bns: list[nn.Module] = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+
+    def spec(self) -> dict[str, Any]:
+        """How a saved merged model rebuilds this expert (its ``config.json`` entry): the model's class
+        ``module:QualName``, whether it saves itself (``PyTorchModelHubMixin``), its ``init`` arguments, the
+        names of its ``embed`` method and ``head`` submodule, ``in_channels``. One-line
+        :class:`GraphInputError` when it cannot be rebuilt (a class defined in a function, an ``embed`` that
+        is not a method of the model, a ``head`` outside it)."""
+        from huggingface_hub import PyTorchModelHubMixin
+
+        cls = type(self.model)
+        name = cls.__name__
+        if "<locals>" in cls.__qualname__:
+            raise GraphInputError(
+                f"PyGExpert: {name} is defined inside a function; define it at module level so a saved merged "
+                "model can import it"
+            )
+        fn = self._embed
+        if getattr(fn, "__self__", None) is not self.model:
+            raise GraphInputError(f"PyGExpert: to be saved, embed must be a method of the {name} model")
+        head = next((n for n, m in self.model.named_modules() if m is self.head and n), None)
+        if head is None:
+            raise GraphInputError(f"PyGExpert: to be saved, head must be a submodule of the {name} model")
+        return {
+            "kind": "pyg",
+            "class": f"{cls.__module__}:{cls.__qualname__}",
+            "hub": isinstance(self.model, PyTorchModelHubMixin),
+            "init": self.init,
+            "embed": cast(Any, fn).__name__,
+            "head": head,
+            "in_channels": self.in_channels,
+        }
 
     def embed(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Pooled embedding ``[B, h]`` and every BatchNorm's input (in :attr:`bns` order)."""
@@ -106,6 +153,42 @@ class PyGExpert(nn.Module):
         """Logits ``[B, C]`` (the head scaled by ``mask_w``, ``mask_b`` when given)."""
         pooled, _ = self.embed(x, adj, mask)
         return masked_head_logits(self.head, pooled, mask_w, mask_b)
+
+
+def expert_from_spec(
+    spec: dict[str, Any], folder: str | Path, *, trust: bool = False, classes: Iterable[type] = ()
+) -> PyGExpert:
+    """The :class:`PyGExpert` that :meth:`PyGExpert.spec` describes, rebuilt with ``from_pretrained(folder)``
+    (``PyTorchModelHubMixin``) or ``Class(**init)``. The class is one of ``classes`` with the same
+    ``module:QualName`` (or, failing that, the same ``QualName``), else imported from its module when that is
+    already imported (or ``trust``); one-line :class:`GraphInputError` when it cannot be."""
+    path = str(spec.get("class", "?"))
+    module, _, qual = path.partition(":")
+    given = list(classes)
+    cls: Any = next((c for c in given if f"{c.__module__}:{c.__qualname__}" == path), None)
+    cls = cls or next((c for c in given if c.__qualname__ == qual), None)
+    if cls is None:
+        if module not in sys.modules and not trust:
+            raise GraphInputError(
+                f"expert class {path} (named in config.json) is not imported: import {module} first, pass the "
+                "class (from_pretrained(dir, expert_classes=[...])) or trust_expert_classes=True to import it"
+            )
+        try:
+            cls = functools.reduce(getattr, qual.split("."), importlib.import_module(module))
+        except (ImportError, AttributeError, ValueError) as err:
+            raise GraphInputError(f"cannot import the expert class {path} named in config.json ({err})") from None
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise GraphInputError(f"the expert class {path} named in config.json is not a torch nn.Module")
+    try:
+        model = cls.from_pretrained(folder) if spec.get("hub") else cls(**spec.get("init", {}))  # pyright: ignore[reportAttributeAccessIssue]
+        embed = getattr(model, spec["embed"])
+        head = model.get_submodule(spec["head"])
+    except (TypeError, ValueError, OSError, AttributeError, KeyError) as err:
+        how = (
+            f"{cls.__name__}.from_pretrained({folder})" if spec.get("hub") else f"{cls.__name__}(**{spec.get('init')})"
+        )
+        raise GraphInputError(f"cannot rebuild the expert {path} with {how}: {' '.join(str(err).split())}") from None
+    return PyGExpert(model, int(spec["in_channels"]), embed=embed, head=cast(nn.Linear, head), init=spec.get("init"))
 
 
 def graphs_from_data(graphs: Iterable[Data] | Any, *, num_nodes: int | None = None) -> DenseGraphs:

@@ -19,7 +19,7 @@ import annotated_types as at
 from iclr26_shared.config import NonNegFloat, PosFloat, PosInt, validate
 from iclr26_shared.errors import ConfigError
 
-__all__ = ["DATASETS", "OGMMConfig", "PRESETS"]
+__all__ = ["DATASETS", "PRESETS", "MergeConfig", "OGMMConfig"]
 
 Dataset = Literal["molecules", "smallworld", "motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY"]
 DATASETS: tuple[str, ...] = ("molecules", "smallworld", "motifs", "MUTAG", "PTC_MR", "NCI1", "REDDIT-BINARY")
@@ -31,7 +31,61 @@ SMALLWORLD_MAX_K = 8
 
 
 @dataclass(frozen=True)
-class OGMMConfig:
+class MergeConfig:
+    """OGMM's own settings: stage 1 (graph generation from each frozen expert) and stage 2 (the merged
+    MoE), for :func:`~iclr26_graphs.methods.ogmm.train.merge_experts` on any experts. ``top_k`` is checked
+    against the experts actually merged (by ``merge_experts`` / ``MergedGNN``), not here."""
+
+    gen_graphs: PosInt = 64
+    """Stage 1: graphs generated per expert (the reimplementation: 64)."""
+    gen_nodes: Annotated[int, at.Ge(2)] = 20
+    """Stage 1: nodes per generated graph (our choice: a typical source size; the paper does not say)."""
+    gen_epochs: PosInt = 200
+    """Stage 1: AdamW epochs (the paper: 200)."""
+    gen_lr: PosFloat = 0.01
+    """Stage 1: AdamW learning rate."""
+    tau: PosFloat = 0.5
+    """Stage 1: Gumbel-softmax temperature τ."""
+    feature_map: Literal["identity", "softmax"] = "identity"
+    """Stage 1: the expert sees the learned X (identity, the paper) or softmax(X) (rows on the simplex like
+    one-hot node features; our switch: with X ~ N(0, 1) the GIN experts' inversion collapses)."""
+    store: Literal["threshold", "sample"] = "threshold"
+    """Stage 1: stored adjacency a > 0.5 (the paper) or one Bernoulli(a) draw (our switch: a sparse a below
+    0.5 everywhere thresholds to an empty graph)."""
+    gumbel_hard: bool = False
+    """Stage 1: straight-through hard Gumbel adjacency (forward 0/1, gradient of the soft Ã) instead of the
+    paper's soft Ã; the stored graphs are hard either way."""
+    edge_width: PosInt = 64
+    """Stage 1: width of the 3-layer edge MLP."""
+    lambda_bn: NonNegFloat = 1.0
+    """Weight of R_bn in L_gen (the paper: 1)."""
+    lambda_conf: NonNegFloat = 1.0
+    """Weight of R_conf (entropy) in L_gen (the paper: 1)."""
+    gate_input: Literal["embeddings", "features"] = "embeddings"
+    """Stage 2: what the gate reads: the frozen experts' pooled hidden embeddings (embeddings, as GMoE gates on
+    hidden states; the experts map generated and real graphs into the space they were trained in) or the
+    mean-pooled node features (features, the third-party reimplementation; generated features are
+    unconstrained while real ones are one-hot, so that gate is trained on inputs unlike the test inputs).
+    The paper does not say; the run also trains the other gate and reports both gates' own-domain mass."""
+    top_k: PosInt = 2
+    """Stage 2: experts per graph (the paper: 2–4 best; 2 at its best λ cell)."""
+    merge_epochs: PosInt = 20
+    """Stage 2: AdamW epochs (the paper: 20)."""
+    merge_lr: PosFloat = 0.01
+    """Stage 2: AdamW learning rate."""
+    merge_batch: PosInt = 32
+    """Stage 2: batch size."""
+    lambda_gate: NonNegFloat = 0.1
+    """λ_gate of the CV² load-balancing loss (the paper: 0.1)."""
+    lambda_mask: NonNegFloat = 0.01
+    """λ_mask of R_mask (the paper: 0.01)."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+
+@dataclass(frozen=True)
+class OGMMConfig(MergeConfig):
     """Data-free merging of GNN experts from density-shifted source domains, tested on a held-out target."""
 
     dataset: Dataset = "molecules"
@@ -71,52 +125,9 @@ class OGMMConfig:
     """Epochs of each expert on its source domain (Adam, batch 64)."""
     expert_lr: PosFloat = 0.01
     """Learning rate of the experts."""
-    gen_graphs: PosInt = 64
-    """Stage 1: graphs generated per expert (the reimplementation: 64)."""
-    gen_nodes: Annotated[int, at.Ge(2)] = 20
-    """Stage 1: nodes per generated graph (our choice: a typical source size; the paper does not say)."""
-    gen_epochs: PosInt = 200
-    """Stage 1: AdamW epochs (the paper: 200)."""
-    gen_lr: PosFloat = 0.01
-    """Stage 1: AdamW learning rate."""
-    tau: PosFloat = 0.5
-    """Stage 1: Gumbel-softmax temperature τ."""
-    feature_map: Literal["identity", "softmax"] = "identity"
-    """Stage 1: the expert sees the learned X (identity, the paper) or softmax(X) (rows on the simplex like
-    one-hot node features; our switch: with X ~ N(0, 1) the GIN experts' inversion collapses)."""
-    store: Literal["threshold", "sample"] = "threshold"
-    """Stage 1: stored adjacency a > 0.5 (the paper) or one Bernoulli(a) draw (our switch: a sparse a below
-    0.5 everywhere thresholds to an empty graph)."""
-    gumbel_hard: bool = False
-    """Stage 1: straight-through hard Gumbel adjacency (forward 0/1, gradient of the soft Ã) instead of the
-    paper's soft Ã; the stored graphs are hard either way."""
-    edge_width: PosInt = 64
-    """Stage 1: width of the 3-layer edge MLP."""
-    lambda_bn: NonNegFloat = 1.0
-    """Weight of R_bn in L_gen (the paper: 1)."""
-    lambda_conf: NonNegFloat = 1.0
-    """Weight of R_conf (entropy) in L_gen (the paper: 1)."""
-    gate_input: Literal["embeddings", "features"] = "embeddings"
-    """Stage 2: what the gate reads: the frozen experts' pooled hidden embeddings (embeddings, as GMoE gates on
-    hidden states; the experts map generated and real graphs into the space they were trained in) or the
-    mean-pooled node features (features, the third-party reimplementation; generated features are
-    unconstrained while real ones are one-hot, so that gate is trained on inputs unlike the test inputs).
-    The paper does not say; the run also trains the other gate and reports both gates' own-domain mass."""
-    top_k: PosInt = 2
-    """Stage 2: experts per graph (the paper: 2–4 best; 2 at its best λ cell)."""
     topk_sweep: tuple[PosInt, ...] = (1, 2, 3, 4, 5)
     """Stage 2 is also trained at each of these k for the top-k claim (empty: none); every k must be at most
     the number of experts (a larger k is a config error, not skipped)."""
-    merge_epochs: PosInt = 20
-    """Stage 2: AdamW epochs (the paper: 20)."""
-    merge_lr: PosFloat = 0.01
-    """Stage 2: AdamW learning rate."""
-    merge_batch: PosInt = 32
-    """Stage 2: batch size."""
-    lambda_gate: NonNegFloat = 0.1
-    """λ_gate of the CV² load-balancing loss (the paper: 0.1)."""
-    lambda_mask: NonNegFloat = 0.01
-    """λ_mask of R_mask (the paper: 0.01)."""
     kd_epochs: PosInt = 60
     """Data-free KD baseline: epochs of the student on the generated graphs."""
     kd_temperature: PosFloat = 2.0

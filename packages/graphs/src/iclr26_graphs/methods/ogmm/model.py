@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -280,19 +280,39 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
     """Noisy top-k MoE over frozen experts with real-valued masks on their classifier heads.
 
     Args:
-        experts: The frozen experts (each with ``embed``, ``head``, ``bns``; see the module docstring).
-            Omit them and give ``expert_configs`` to rebuild :class:`DenseExpert` s (what loading does).
+        experts: The frozen experts (each with ``embed``, ``head``, ``bns``; see the module docstring):
+            :class:`DenseExpert` s or a user's PyG models wrapped in
+            :class:`~iclr26_graphs.methods.ogmm.adapters.PyGExpert`. Omit them and give ``expert_configs``
+            to rebuild :class:`DenseExpert` s (what loading does).
         in_channels: Node feature size ``d``.
         top_k: Experts mixed per graph.
         gate_input: ``"embeddings"`` (the experts' pooled hidden embeddings) or ``"features"`` (mean-pooled
             node features).
+        noise_seed: Seed of the model's own generator of the gate noise ``ε`` (training only; the global
+            RNG is never read). Its state is a buffer (``noise_state``), saved with the weights, so a
+            reloaded model continues training with the same noise.
         expert_configs: :attr:`DenseExpert.config` of every expert (filled in from ``experts`` when they
             are all :class:`DenseExpert`).
+        expert_specs: How to rebuild each expert of a model over :class:`PyGExpert` s (written by
+            ``save_pretrained``; see :meth:`PyGExpert.spec`).
 
-    ``save_pretrained(dir)`` / ``MergedGNN.from_pretrained(dir)`` (offline, local folder) keep the experts,
-    the gate and the masks when every expert is a :class:`DenseExpert`; a model over other experts (e.g.
-    :class:`~iclr26_graphs.methods.ogmm.adapters.PyGExpert`) is saved with ``torch.save(model.state_dict())``
-    and loaded into a model built over the same experts.
+    **Inputs.** ``forward`` takes a dense batch ``(x [B, N, d], adj [B, N, N], mask [B, N])`` and returns
+    ``(Γ(G) [B, C], gates [B, M], expert logits [B, M, C])``, or PyG's inputs, ``(x [n, d], edge_index [2,
+    E], batch [n])`` or a ``Batch``/``Data``, and returns the logits ``[B, C]`` (``return_all=True``: the
+    3-tuple). PyG inputs are made dense with ``to_dense_batch`` / ``to_dense_adj`` (0/1, symmetric as given,
+    no self-loops).
+
+    **Saving.** ``save_pretrained(dir)`` / ``MergedGNN.from_pretrained(dir)`` (offline, local folder) keep
+    the gate, the masks, the noise generator's state and every expert, bit for bit. Over
+    :class:`DenseExpert` s the experts are rebuilt from ``expert_configs``. Over :class:`PyGExpert` s
+    ``config.json`` names each user model's class (``module:QualName``) and how to rebuild it: a model
+    with :class:`~huggingface_hub.PyTorchModelHubMixin` also saves itself with its own ``save_pretrained``
+    in ``dir/experts/<i>/`` and is rebuilt with its ``from_pretrained``; a plain ``nn.Module`` is rebuilt as
+    ``Class(**init)`` (``init``: the ``PyGExpert``'s ``init=``, default the model's ``config`` dict). The
+    weights of all of them are in ``model.safetensors``. Loading takes the classes you pass
+    (``from_pretrained(dir, expert_classes=[MyGCN])``), else imports them only from modules already imported
+    (import your model's module first) unless ``trust_expert_classes=True``; a class that cannot be found,
+    imported or built is a one-line :class:`GraphInputError`.
     """
 
     def __init__(
@@ -302,10 +322,16 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
         top_k: int = 2,
         *,
         gate_input: GateInput = "embeddings",
+        noise_seed: int = 0,
         expert_configs: list[dict[str, Any]] | None = None,
+        expert_specs: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__()
         if experts is None:
+            if expert_specs:
+                raise GraphInputError(
+                    "MergedGNN: expert_specs are rebuilt by MergedGNN.from_pretrained(dir), not by the constructor"
+                )
             if not expert_configs:
                 raise GraphInputError("MergedGNN: give the experts (or expert_configs to rebuild DenseExperts)")
             experts = [DenseExpert(**c) for c in expert_configs]
@@ -324,7 +350,12 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
         for p in self.experts.parameters():
             p.requires_grad_(False)
         self.top_k = top_k
+        self.in_channels = in_channels
+        self.noise_seed = noise_seed
         self.gate_input: GateInput = gate_input
+        self.register_buffer("noise_state", torch.Generator().manual_seed(noise_seed).get_state())
+        self._noise_gen: torch.Generator | None = None
+        self.register_load_state_dict_post_hook(_reset_noise_generator)
         heads: list[nn.Linear] = [e.head for e in experts]  # pyright: ignore[reportAssignmentType]
         self.mask_w = nn.ParameterList([nn.Parameter(torch.ones_like(h.weight)) for h in heads])
         self.mask_b = nn.ParameterList([nn.Parameter(torch.ones_like(h.bias)) for h in heads])
@@ -338,14 +369,78 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
         if isinstance(getattr(self, "_hub_mixin_config", None), dict):
             self._hub_mixin_config["expert_configs"] = configs  # pyright: ignore[reportOptionalSubscript,reportIndexIssue]
             self._hub_mixin_config["gate_input"] = gate_input  # pyright: ignore[reportOptionalSubscript,reportIndexIssue]
+            self._hub_mixin_config["noise_seed"] = noise_seed  # pyright: ignore[reportOptionalSubscript,reportIndexIssue]
 
     def _save_pretrained(self, save_directory: Path) -> None:
-        if self.expert_configs is None:
-            raise GraphInputError(
-                "MergedGNN.save_pretrained: only a model over DenseExperts can be rebuilt from config.json; "
-                "save this one with torch.save(model.state_dict(), path)"
-            )
+        import json
+
+        if self.expert_configs is None:  # PyGExperts: each expert's class and how to rebuild it, in config.json
+            specs = []
+            for i, e in enumerate(self.experts):
+                if isinstance(e, DenseExpert):
+                    specs.append({"kind": "dense", "config": e.config})
+                elif callable(getattr(e, "spec", None)):
+                    spec = e.spec()  # pyright: ignore[reportCallIssue]
+                    if spec["hub"]:
+                        e.model.save_pretrained(Path(save_directory) / "experts" / str(i))  # pyright: ignore[reportCallIssue,reportAttributeAccessIssue]
+                    specs.append(spec)
+                else:
+                    raise GraphInputError(
+                        f"MergedGNN.save_pretrained: expert {i} ({type(e).__name__}) is neither a DenseExpert nor "
+                        "a PyGExpert, so it cannot be rebuilt on loading"
+                    )
+            config = {
+                "in_channels": self.in_channels,
+                "top_k": self.top_k,
+                "gate_input": self.gate_input,
+                "noise_seed": self.noise_seed,
+                "expert_specs": specs,
+            }
+            (Path(save_directory) / "config.json").write_text(json.dumps(config, sort_keys=True, indent=2))
         super()._save_pretrained(save_directory)
+
+    @classmethod
+    def _from_pretrained(  # type: ignore[override]
+        cls,
+        *,
+        model_id: str,
+        map_location: str = "cpu",
+        strict: bool = False,
+        trust_expert_classes: bool = False,
+        expert_classes: Sequence[type] = (),
+        **kwargs: Any,
+    ) -> MergedGNN:
+        specs = kwargs.get("expert_specs")
+        if not specs:
+            return super()._from_pretrained(model_id=model_id, map_location=map_location, strict=strict, **kwargs)  # pyright: ignore[reportReturnType]
+        from iclr26_graphs.methods.ogmm.adapters import expert_from_spec
+
+        experts = [
+            DenseExpert(**spec["config"])
+            if spec["kind"] == "dense"
+            else expert_from_spec(
+                spec, Path(model_id) / "experts" / str(i), trust=trust_expert_classes, classes=expert_classes
+            )
+            for i, spec in enumerate(specs)
+        ]
+        model = cls(
+            experts,
+            kwargs.get("in_channels", 1),
+            kwargs.get("top_k", 2),
+            gate_input=kwargs.get("gate_input", "embeddings"),
+            noise_seed=kwargs.get("noise_seed", 0),
+        )
+        return cls._load_as_safetensor(model, str(Path(model_id) / "model.safetensors"), map_location, strict)  # pyright: ignore[reportReturnType]
+
+    def gate_noise(self, like: torch.Tensor) -> torch.Tensor:
+        """``ε ~ N(0, 1)`` shaped like ``like``, from the model's own generator (its state kept in the
+        ``noise_state`` buffer, which is saved and loaded with the weights)."""
+        if self._noise_gen is None:
+            self._noise_gen = torch.Generator()
+            self._noise_gen.set_state(cast(torch.Tensor, self.noise_state).cpu())
+        out = torch.randn(like.shape, generator=self._noise_gen).to(like.device, like.dtype)
+        self.noise_state.copy_(self._noise_gen.get_state())  # pyright: ignore[reportCallIssue,reportAttributeAccessIssue]
+        return out
 
     def train(self, mode: bool = True) -> MergedGNN:
         """The gate trains; the frozen experts always run in eval mode (their BatchNorm statistics stay)."""
@@ -366,7 +461,7 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
             m = mask.to(x.dtype).unsqueeze(-1)
             g = (x * m).sum(1) / m.sum(1).clamp(min=1.0)
         clean = g @ self.w_gate
-        return clean + torch.randn_like(clean) * F.softplus(g @ self.w_noise) if noisy else clean
+        return clean + self.gate_noise(clean) * F.softplus(g @ self.w_noise) if noisy else clean
 
     def _sparse(self, logits: torch.Tensor) -> torch.Tensor:
         top, idx = logits.topk(self.top_k, dim=-1)
@@ -388,9 +483,59 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
         """``[B, M, C]``: every masked expert's logits."""
         return self._heads(self.embeddings(x, adj, mask))
 
-    def forward(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """``(Γ(G) [B, C], gates [B, M], expert logits [B, M, C])``; the gate noise is on in training."""
+    def forward(
+        self,
+        x: Any,
+        adj: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+        *,
+        return_all: bool | None = None,
+    ) -> Any:
+        """Dense ``(x [B, N, d], adj [B, N, N], mask [B, N])``: ``(Γ(G) [B, C], gates [B, M], expert logits
+        [B, M, C])``. PyG ``(x [n, d], edge_index [2, E], batch [n])`` or a ``Batch``/``Data``: the logits
+        ``[B, C]`` (``return_all=True``: the 3-tuple). The gate noise is on in training."""
+        dense_in = not (hasattr(x, "edge_index") or (adj is not None and _is_edge_index(x, adj)))
+        x, adj, mask = to_dense_inputs(x, adj, mask)
         pooled = self.embeddings(x, adj, mask)
         gates = self._sparse(self._gate_logits(x, mask, pooled, self.training))
         each = self._heads(pooled)
-        return (gates.unsqueeze(-1) * each).sum(1), gates, each
+        out = (gates.unsqueeze(-1) * each).sum(1)
+        return (out, gates, each) if (dense_in if return_all is None else return_all) else out
+
+
+def _reset_noise_generator(module: nn.Module, _incompatible: Any) -> None:
+    """After ``load_state_dict``: the noise generator restarts from the loaded ``noise_state``."""
+    object.__setattr__(module, "_noise_gen", None)
+
+
+def _is_edge_index(x: torch.Tensor, edge_index: torch.Tensor) -> bool:
+    return x.dim() == 2 and edge_index.dim() == 2 and edge_index.size(0) == 2 and not edge_index.is_floating_point()
+
+
+def to_dense_inputs(
+    x: Any, adj: torch.Tensor | None = None, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(x [B, N, d], adj [B, N, N], mask [B, N])`` from a dense batch (returned as is), PyG's ``(x [n, d],
+    edge_index [2, E], batch [n] or None)`` or a ``Batch``/``Data`` (``to_dense_batch``, ``to_dense_adj``
+    clipped to 0/1, self-loops dropped); a one-line :class:`GraphInputError` otherwise."""
+    from torch_geometric.utils import to_dense_adj, to_dense_batch
+
+    if hasattr(x, "edge_index"):  # a torch_geometric Batch or Data
+        x, adj, mask = x.x, x.edge_index, getattr(x, "batch", None)
+        if not isinstance(x, torch.Tensor) or adj is None:
+            raise GraphInputError("MergedGNN: the Batch/Data needs node features x and edge_index")
+    if not isinstance(x, torch.Tensor) or adj is None:
+        raise GraphInputError("MergedGNN: expected (x, adj, mask), (x, edge_index, batch) or a PyG Batch")
+    if _is_edge_index(x, adj):
+        batch = mask if mask is not None else torch.zeros(x.size(0), dtype=torch.long, device=x.device)
+        xd, node_mask = to_dense_batch(x, batch)
+        a = to_dense_adj(adj, batch, max_num_nodes=xd.size(1), batch_size=xd.size(0)).clamp(max=1.0)
+        idx = torch.arange(xd.size(1), device=x.device)
+        a[:, idx, idx] = 0.0
+        return xd, a, node_mask
+    if mask is None or x.dim() != 3 or adj.dim() != 3:
+        raise GraphInputError(
+            f"MergedGNN: expected a dense batch (x [B, N, d], adj [B, N, N], mask [B, N]) or PyG inputs "
+            f"(x [n, d], edge_index [2, E], batch [n]); got x {list(x.shape)} and {list(adj.shape)}"
+        )
+    return x, adj, mask

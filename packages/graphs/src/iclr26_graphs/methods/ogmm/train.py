@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from iclr26_graphs.data.graph_domains import DenseGraphs, DomainSplit, make_domains
 from iclr26_graphs.errors import GraphInputError
-from iclr26_graphs.methods.ogmm.config import OGMMConfig
+from iclr26_graphs.methods.ogmm.config import MergeConfig, OGMMConfig
 from iclr26_graphs.methods.ogmm.model import (
     DenseExpert,
     GateInput,
@@ -99,7 +99,7 @@ def _entropy(logits: torch.Tensor) -> torch.Tensor:
 
 
 @keeps_global_rng
-def generate(expert: Any, num_classes: int, cfg: OGMMConfig, seed: int) -> tuple[DenseGraphs, dict[str, float]]:
+def generate(expert: Any, num_classes: int, cfg: MergeConfig, seed: int) -> tuple[DenseGraphs, dict[str, float]]:
     """Stage 1 for one frozen expert: ``cfg.gen_graphs`` graphs conditioned on balanced labels ŷ.
 
     Returns the stored graphs (``X``, ``a > 0.5``; ``y`` = ŷ) and diagnostics: ``label_rate`` (share the
@@ -155,7 +155,7 @@ def generate(expert: Any, num_classes: int, cfg: OGMMConfig, seed: int) -> tuple
 def merge(
     experts: Experts,
     generated: DenseGraphs,
-    cfg: OGMMConfig,
+    cfg: MergeConfig,
     top_k: int,
     seed: int,
     *,
@@ -172,6 +172,7 @@ def merge(
         generated.x.size(-1),
         top_k,
         gate_input=gate_input or cfg.gate_input,
+        noise_seed=seed,
     ).to(generated.x.device)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=cfg.merge_lr)
@@ -198,13 +199,15 @@ def merge(
 
 @keeps_global_rng
 def merge_experts(
-    experts: Experts, num_classes: int, cfg: OGMMConfig | None = None, *, seed: int = 0
+    experts: Experts, num_classes: int, cfg: MergeConfig | None = None, *, seed: int = 0
 ) -> tuple[MergedGNN, DenseGraphs]:
     """OGMM end to end on the user's own frozen experts, data-free: stage 1 generates ``cfg.gen_graphs``
     graphs from every expert, stage 2 merges them into a :class:`MergedGNN` (``cfg.top_k`` experts per
     graph). Returns the merged model and the generated graphs. ``experts`` are ``(name, model)`` pairs of
-    :class:`DenseExpert` s or :class:`~iclr26_graphs.methods.ogmm.adapters.PyGExpert` s."""
-    cfg = cfg or OGMMConfig()
+    :class:`DenseExpert` s or :class:`~iclr26_graphs.methods.ogmm.adapters.PyGExpert` s. ``cfg`` is a
+    :class:`MergeConfig` (OGMM's own settings; an :class:`OGMMConfig` works too); its ``top_k`` is checked
+    against these experts (a one-line error naming ``top_k``)."""
+    cfg = cfg or MergeConfig()
     if not 1 <= cfg.top_k <= len(experts):
         raise GraphInputError(f"top_k = {cfg.top_k}: expected 1..{len(experts)} (the number of experts)")
     parts = [generate(e, num_classes, cfg, 7919 * seed + j)[0] for j, (_, e) in enumerate(experts)]
