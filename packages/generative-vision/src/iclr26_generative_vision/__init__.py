@@ -4,6 +4,7 @@ Public API (loaded lazily, so that importing the package does not import diffuse
 
     from iclr26_generative_vision import S2Guidance, guided_sample, ClassConditionalDiT
     from iclr26_generative_vision import DDT, DUPAObjective, ConditionProjector, dupa_loss, draw_paths, euler_sample
+    from iclr26_generative_vision import FlowModel, HookedFlowModel  # DUPA on your own flow transformer
     from iclr26_generative_vision import ELViS, RerankingTransformer, chamfer_ot_similarity, retrieval_benchmark
     from iclr26_generative_vision import CausalDeltaEncoder, CausalDeltaModel, PairBaseline, supcon_loss, render_pairs
     from iclr26_generative_vision import ViTBackbone, load_vit_backbone, vit_backbone_from_config
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     from iclr26_generative_vision.data.causal_triplet import make_split, render_pairs
     from iclr26_generative_vision.data.gmm import ExactGMMDenoiser, GaussianMixture, toy_mixture
     from iclr26_generative_vision.data.retrieval import retrieval_benchmark
-    from iclr26_generative_vision.flow.dupa import ConditionProjector, draw_paths, dupa_loss
+    from iclr26_generative_vision.flow.adapter import FlowModel, FlowOutput, HookedFlowModel
+    from iclr26_generative_vision.flow.dupa import ConditionProjector, Predictor, draw_paths, dupa_loss
     from iclr26_generative_vision.flow.sampler import euler_sample
     from iclr26_generative_vision.guidance.blocks import register_skippable_block
     from iclr26_generative_vision.guidance.factory import GuiderSettings, make_guider
@@ -61,6 +63,10 @@ _LAZY = {
     "toy_mixture": "iclr26_generative_vision.data.gmm",
     "DDT": "iclr26_generative_vision.nn.ddt",
     "ConditionProjector": "iclr26_generative_vision.flow.dupa",
+    "Predictor": "iclr26_generative_vision.flow.dupa",
+    "FlowModel": "iclr26_generative_vision.flow.adapter",
+    "FlowOutput": "iclr26_generative_vision.flow.adapter",
+    "HookedFlowModel": "iclr26_generative_vision.flow.adapter",
     "draw_paths": "iclr26_generative_vision.flow.dupa",
     "dupa_loss": "iclr26_generative_vision.flow.dupa",
     "euler_sample": "iclr26_generative_vision.flow.sampler",
@@ -93,6 +99,10 @@ __all__ = [
     "ELViS",
     "ClassConditionalDiT",
     "ConditionProjector",
+    "FlowModel",
+    "FlowOutput",
+    "HookedFlowModel",
+    "Predictor",
     "DUPAObjective",
     "ExactGMMDenoiser",
     "GaussianMixture",

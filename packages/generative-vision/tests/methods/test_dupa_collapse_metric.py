@@ -19,7 +19,8 @@ B, N, H = 8, 3, 6
 
 
 class _StandIn:
-    """What ``path_cosines`` reads of a DUPAObjective: ``model(...)`` giving ``hidden [2B, N, H]``, a projector
+    """What ``path_cosines`` reads of a DUPAObjective: ``aligned_tokens(...)`` (through ``model(...)``) giving
+    ``hidden [2B, N, H]``, a projector
     (or None), ``align_layer`` and the train/eval switch."""
 
     def __init__(self, hidden: torch.Tensor, projector: torch.nn.Module | None) -> None:
@@ -29,6 +30,9 @@ class _StandIn:
     def model(self, x_t: torch.Tensor, t: torch.Tensor, labels: torch.Tensor, *, align_layer: int) -> SimpleNamespace:
         self.calls.append((x_t.shape, align_layer))
         return SimpleNamespace(hidden=self.hidden)
+
+    def aligned_tokens(self, x_t: torch.Tensor, t: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return self.model(x_t, t, labels, align_layer=self.align_layer).hidden
 
     def eval(self) -> None:
         self.training = False

@@ -10,6 +10,10 @@ The ODE ``dx/dt = v(x, t)`` is integrated from ``t = 1`` (noise) to ``t = 0`` (c
 ``refresh_rate`` steps (steps 0, k, 2k, …) and reused by the decoder in between, so a step without a
 refresh costs only the decoder's ``n_dec`` blocks. ``refresh_rate=1`` is plain sampling. The
 unconditional branch keeps a cache of its own (refreshed on the same steps, or on first use).
+
+Any :class:`~iclr26_generative_vision.flow.adapter.FlowModel` (a user's transformer in a
+:class:`~iclr26_generative_vision.flow.adapter.HookedFlowModel`) samples the same way with
+``refresh_rate=1`` (encoder sharing needs the DDT's encoder/decoder split).
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
+from iclr26_generative_vision.flow.adapter import FlowModel, check_flow_inputs
 from iclr26_generative_vision.guidance.sampler import rowwise_forward
 from iclr26_generative_vision.nn.ddt import DDT
+from iclr26_shared.errors import DataError
 
 if TYPE_CHECKING:
     from diffusers.schedulers.scheduling_flow_match_euler_discrete import FlowMatchEulerDiscreteScheduler
@@ -48,7 +54,7 @@ def euler_step(
 
 @torch.no_grad()
 def euler_sample(
-    model: DDT,
+    model: DDT | FlowModel,
     noise: torch.Tensor,
     labels: torch.Tensor,
     *,
@@ -61,9 +67,21 @@ def euler_sample(
     """Integrate from ``noise`` ``[B, C, S, S]`` (t = 1) with ``labels`` ``[B]``; returns ``(x_0, info)``
     where ``info`` holds ``seconds``, ``encoder_passes`` and ``decoder_passes`` (per sample, counting the
     unconditional branch) and the relative block cost ``block_evals`` (blocks run per sample).
-    ``max_batch``: rows per model forward (None: all at once; the same samples, see ``rowwise_forward``)."""
+    ``max_batch``: rows per model forward (None: all at once; the same samples, see ``rowwise_forward``).
+    ``model``: our DDT or any :class:`~iclr26_generative_vision.flow.adapter.FlowModel` (then
+    ``refresh_rate`` must be 1, ``encoder_passes`` counts full forwards and ``block_evals`` is None)."""
     if refresh_rate < 1:
         raise ValueError(f"refresh_rate must be >= 1, got {refresh_rate}")
+    is_ddt = isinstance(model, DDT)
+    if not is_ddt and not isinstance(model, FlowModel):
+        raise DataError(
+            f"euler_sample: model must be our DDT or a FlowModel (HookedFlowModel), got {type(model).__name__}"
+        )
+    if not is_ddt and refresh_rate != 1:
+        raise DataError(f"euler_sample: refresh_rate = {refresh_rate} needs the DDT's encoder/decoder split; use 1")
+    check_flow_inputs(
+        "euler_sample", noise, torch.zeros(noise.shape[0] if noise.dim() else 0, device=noise.device), labels
+    )
     sched = flow_scheduler(num_steps, noise.device)
     sigmas = cast(torch.Tensor, sched.sigmas).tolist()
     timesteps = cast(torch.Tensor, sched.timesteps)
@@ -81,6 +99,11 @@ def euler_sample(
         out: dict[str, torch.Tensor] = {}
         for name in branches:
             y = labels if name == "c" else null
+            if not is_ddt:
+                out[name] = rowwise_forward(cast(FlowModel, model).flow_forward, max_batch, x, t, y).velocity
+                enc += 1
+                dec += 1
+                continue
             cached = None if refresh else cache[name]
             res = rowwise_forward(model, max_batch, x, t, y, condition=cached)
             if cached is None:
@@ -95,5 +118,5 @@ def euler_sample(
         "seconds": seconds,
         "encoder_passes": enc,
         "decoder_passes": dec,
-        "block_evals": enc * model.encoder_depth + dec * model.decoder_depth,
+        "block_evals": enc * model.encoder_depth + dec * model.decoder_depth if isinstance(model, DDT) else None,
     }

@@ -239,14 +239,12 @@ def path_cosines(
     between path 1 of image i and path 2 of a random image of *another class* (``other_*``, shuffled
     pairs from :func:`other_class_partners`); ``gap_* = same_* − other_*`` (0: collapsed, nothing
     image-specific left). The uncentred cosines are kept as ``*_uncentred`` for comparison."""
-    model = objective.model
     was = objective.training
     objective.eval()
     paths = draw_paths(x, y, num_paths, generator)
     partners = other_class_partners(y, generator)
-    out = model(paths.x_t, paths.t, paths.labels, align_layer=objective.align_layer)
-    assert out.hidden is not None
-    h = out.hidden.reshape(num_paths, x.shape[0], *out.hidden.shape[1:])
+    hidden = objective.aligned_tokens(paths.x_t, paths.t, paths.labels)
+    h = hidden.reshape(num_paths, x.shape[0], *hidden.shape[1:])
     res: dict[str, float] = {}
     kinds: list[tuple[str, torch.Tensor]] = [("raw", h)]
     if objective.projector is not None:
