@@ -9,6 +9,8 @@ extra, e.g. ``uv sync --extra proteins``)::
     restored = restore(read_map("emd.map"), network); fine_tune([my_map], [model_map], network)
     from iclr26_science import pretrain_encoder                       # Brain-Semantoks on your BOLD scans
     encoder = pretrain_encoder(scans, network_map, tr=0.72)
+    from iclr26_science import fit_semantoks                          # ... or from your own (saved) encoder
+    encoder = fit_semantoks(encoder, scans, tr=0.72, save_to="enc/"); encoder.scan_features(new_scan, tr=0.72)
     from iclr26_science import fit_crystals                           # the crystal network on your Structures
     model = fit_crystals(structures, targets); y = model.predict(new_structures)   # numpy; model.history
 """
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from iclr26_science.crystals import CrystalFourierTransformer, FitSettings, structure_to_input
     from iclr26_science.crystals.fit import fit_crystals
     from iclr26_science.fmri import NetworkMap, SemantoksEncoder, aal2_network_map, load_hcp, preprocess
-    from iclr26_science.methods.brain_semantoks.train import pretrain_encoder
+    from iclr26_science.methods.brain_semantoks.train import fit_semantoks, pretrain_encoder
     from iclr26_science.proteins import (
         MaskedLM,
         ProteinTTT,
@@ -72,7 +74,7 @@ _EXPORTS = {
     **dict.fromkeys(
         ["NetworkMap", "SemantoksEncoder", "aal2_network_map", "load_hcp", "preprocess"], "iclr26_science.fmri"
     ),
-    "pretrain_encoder": "iclr26_science.methods.brain_semantoks.train",
+    **dict.fromkeys(["fit_semantoks", "pretrain_encoder"], "iclr26_science.methods.brain_semantoks.train"),
     **dict.fromkeys(
         [
             "MaskedLM",
@@ -105,6 +107,7 @@ __all__ = [
     "cc",
     "fine_tune",
     "fit_crystals",
+    "fit_semantoks",
     "fsc",
     "fsc_resolution",
     "load_adapter",

@@ -33,6 +33,7 @@ from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from iclr26_science.fmri.tokenizer import SemanticTokenizer
+from iclr26_shared.errors import DataError
 
 __all__ = [
     "Block",
@@ -100,7 +101,13 @@ class SemantoksEncoder(nn.Module, PyTorchModelHubMixin):
 
     Official-code defaults: ``qkv_bias=False`` (no bias on the fused q/k/v projection) and the mask token
     drawn from N(0, ``mask_std``²) with ``mask_std=0.02``; ``qkv_bias=True, mask_std=0`` is this port's
-    earlier architecture (a qkv bias and a zero mask token)."""
+    earlier architecture (a qkv bias and a zero mask token).
+
+    Preprocessing (saved with the model, so a reloaded encoder prepares a new scan identically): ``tr`` (the
+    TR in s the scans are resampled to), ``band_low``/``band_high`` (the band-pass in Hz) and the crop
+    (``patch · patches`` time points). :meth:`preprocess` applies them to a raw scan ``[R, T]`` at its own
+    TR, :meth:`scan_features` gives a scan's probe feature. An encoder saved before they were recorded
+    loads with them None and :meth:`preprocess` says so."""
 
     time_embed: torch.Tensor
 
@@ -120,11 +127,25 @@ class SemantoksEncoder(nn.Module, PyTorchModelHubMixin):
         tokenizer: Literal["semantic", "linear"] = "semantic",
         qkv_bias: bool = False,
         mask_std: float = 0.02,
+        tr: float | None = None,
+        band_low: float | None = None,
+        band_high: float | None = None,
     ) -> None:
         super().__init__()
         if mask_std < 0:
             raise ValueError(f"mask_std: expected >= 0, got {mask_std}")
         groups = [[int(i) for i in g] for g in groups]
+        #: The ``__init__`` arguments (what ``config.json`` holds).
+        self.init_args: dict[str, object] = {
+            "groups": groups, "dim": dim, "depth": depth, "heads": heads, "patch": patch, "patches": patches,
+            "mlp_ratio": mlp_ratio, "layerscale": layerscale, "sl_kernel": sl_kernel, "sl_scales": sl_scales,
+            "tokenizer": tokenizer, "qkv_bias": qkv_bias, "mask_std": mask_std, "tr": tr, "band_low": band_low,
+            "band_high": band_high,
+        }  # fmt: skip
+        self.groups = groups
+        self.tr, self.band_low, self.band_high = tr, band_low, band_high
+        #: Per-step rows of the :func:`~iclr26_science.fmri.fit.fit` that made it (not saved).
+        self.history: list[dict[str, float]] = []
         self.n_networks, self.patches, self.patch, self.dim = len(groups), patches, patch, dim
         self.kind = tokenizer
         if tokenizer == "semantic":
@@ -154,6 +175,45 @@ class SemantoksEncoder(nn.Module, PyTorchModelHubMixin):
         """The paper's probe feature ``cls_avg = [mean of patch tokens ; CLS]``: ``[B, 2D]``."""
         h = self.forward(x)
         return torch.cat([h[:, 1:].mean(1), h[:, 0]], dim=-1)
+
+    @property
+    def crop(self) -> int:
+        """Time points per input crop (``patch · patches``)."""
+        return self.patch * self.patches
+
+    @property
+    def n_rois(self) -> int:
+        """ROIs a scan must have (``1 + `` the largest ROI index of the groups)."""
+        return 1 + max(i for g in self.groups for i in g)
+
+    def preprocess(self, x: np.ndarray, tr: float, *, name: str = "scan") -> np.ndarray:
+        """A raw parcellated scan ``[R, T]`` at TR ``tr`` (s) prepared as in training: validated (R ROIs, no
+        NaN), resampled to the encoder's TR, band-passed, z-scored per ROI, at least one crop long:
+        ``[R, T']`` float. A DataError names ``name`` and what was expected."""
+        from iclr26_science.fmri.data import preprocess
+
+        if self.tr is None or self.band_low is None or self.band_high is None:
+            raise DataError(
+                f"{name}: this encoder records no preprocessing (saved before TR and band were kept); use "
+                "iclr26_science.fmri.preprocess(x, tr, target_tr=..., low=..., high=...) with its training values"
+            )
+        return preprocess(np.asarray(x), tr, target_tr=self.tr, low=self.band_low, high=self.band_high, name=name,
+                          n_rois=self.n_rois, min_length=self.crop)  # fmt: skip
+
+    @torch.no_grad()
+    def scan_features(self, x: np.ndarray, tr: float, *, windows: int = 8, name: str = "scan") -> np.ndarray:
+        """One feature per scan, as the method evaluates: :meth:`preprocess`, then :meth:`features` of
+        ``windows`` evenly spaced crops, averaged: ``[2D]`` float32."""
+        from iclr26_science.fmri.data import sliding_windows
+
+        crops = sliding_windows(self.preprocess(x, tr, name=name), self.crop, windows).astype(np.float32)
+        was = self.training
+        self.eval()
+        try:
+            device = next(self.parameters()).device
+            return self.features(torch.from_numpy(crops).to(device)).mean(0).cpu().numpy()
+        finally:
+            self.train(was)
 
 
 class _LinearTokenizer(nn.Module):

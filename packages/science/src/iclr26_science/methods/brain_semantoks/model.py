@@ -11,11 +11,13 @@ __all__ = ["build_encoder", "build_mae", "build_pretrainer"]
 
 
 def build_encoder(cfg: BrainSemantoksConfig, groups: Sequence[Sequence[int]]) -> SemantoksEncoder:
-    """Semantic tokenizer + inter-network transformer for crops of ``cfg.crop`` samples."""
+    """Semantic tokenizer + inter-network transformer for crops of ``cfg.crop`` samples (recording the
+    preprocessing: ``cfg.tr`` and the band)."""
     return SemantoksEncoder(
         groups, dim=cfg.dim, depth=cfg.depth, heads=cfg.heads, patch=cfg.patch, patches=cfg.crop // cfg.patch,
         sl_kernel=cfg.sl_kernel, sl_scales=cfg.sl_scales, tokenizer=cfg.tokenizer,
-        qkv_bias=cfg.qkv_bias, mask_std=cfg.mask_token_std,
+        qkv_bias=cfg.qkv_bias, mask_std=cfg.mask_token_std, tr=cfg.tr, band_low=cfg.band_low,
+        band_high=cfg.band_high,
     )  # fmt: skip
 
 

@@ -22,8 +22,11 @@ Pre-training goes through :mod:`iclr26_shared.distributed` (each rank takes its 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +37,7 @@ from iclr26_science.fmri import (
     CohortSpec,
     NetworkMap,
     SemantoksEncoder,
+    SemantoksPretrainer,
     aal2_network_map,
     augment,
     curriculum_weight,
@@ -59,7 +63,10 @@ from iclr26_shared.errors import DataError
 from iclr26_shared.progress import ProgressBar
 from iclr26_shared.runs import RunDir
 
-__all__ = ["build_cohorts", "dry_run", "extract", "pretrain_encoder", "pretrain_mae", "pretrain_semantoks", "run"]
+__all__ = [
+    "build_cohorts", "dry_run", "extract", "fit", "fit_semantoks", "pretrain_encoder", "pretrain_mae",
+    "pretrain_semantoks", "run",
+]  # fmt: skip
 
 
 def build_cohorts(cfg: BrainSemantoksConfig) -> tuple[BoldSet, BoldSet, BoldSet, NetworkMap]:
@@ -161,12 +168,88 @@ def pretrain_encoder(
     return enc  # type: ignore[return-value]
 
 
+def fit(
+    encoder: SemantoksEncoder,
+    scans: Sequence[np.ndarray],
+    *,
+    tr: float,
+    cfg: BrainSemantoksConfig | None = None,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+    callback: Callable[[dict[str, float]], bool | None] | None = None,
+    save_to: str | Path | None = None,
+) -> SemantoksEncoder:
+    """Self-distillation pre-training (paper §3) of ``encoder`` on your own parcellated time series.
+
+    Args:
+        encoder: The starting encoder: a fresh ``SemantoksEncoder(network_map.groups(), dim=..., depth=...,
+            heads=..., patch=..., patches=..., tr=2.0, band_low=0.01, band_high=0.1)`` or a saved one
+            (``SemantoksEncoder.from_pretrained(folder)``, ``iclr26_shared.load_model(run_dir)``); its ROI groups,
+            crop (``patch · patches``) and recorded preprocessing are used.
+        scans: Scans ``[R, T]`` (ROIs in the order of the encoder's groups × time points at TR ``tr``).
+        tr: The scans' repetition time in seconds.
+        cfg: The recipe (steps, batch size, lr and schedule, masking, loss weights, EMA; default the ``quick``
+            preset's); its TR and band are used where the encoder records none.
+        seed: Seed of the projection head, the crops and the masks.
+        device: Where to train.
+        progress: Show a progress bar (a log line every 10 s when stderr is not a terminal).
+        callback: Called after each step with ``step``, ``loss``, ``cls``, ``ttr``, ``tok``, ``ttr_weight``;
+            returning True stops there.
+        save_to: A folder to ``save_pretrained`` the result into.
+
+    Returns:
+        A new encoder (the EMA teacher, eval mode, CPU) that records the preprocessing (TR, band, crop) in its
+        config, so ``SemantoksEncoder.from_pretrained(folder).preprocess(scan, tr)`` prepares a new scan as
+        training did; ``.history`` holds the per-step rows. ``encoder`` itself is not changed.
+    """
+    from iclr26_science.methods.brain_semantoks.config import PRESETS
+
+    base = cfg or PRESETS["quick"]
+    pre = {"tr": encoder.tr or base.tr, "band_low": encoder.band_low or base.band_low,
+           "band_high": encoder.band_high or base.band_high}  # fmt: skip
+    arch = {k: encoder.init_args[k] for k in ("sl_kernel", "sl_scales")}
+    cfg = dataclasses.replace(base, crop=encoder.crop, patch=encoder.patch, **arch, **pre)  # type: ignore[arg-type]
+    if isinstance(scans, np.ndarray) and scans.ndim == 2:
+        raise DataError("scans: expected a list of scans [R, T] (one array per scan), got one 2-D array")
+    prepared = [preprocess(np.asarray(x), tr, target_tr=cfg.tr, low=cfg.band_low, high=cfg.band_high,
+                           name=f"scans[{k}]", n_rois=encoder.n_rois, min_length=cfg.crop)
+                for k, x in enumerate(scans)]  # fmt: skip
+    if not prepared:
+        raise DataError("scans: no scans given")
+    bar = ProgressBar(cfg.steps, "brain-semantoks fit", quiet=not progress)
+    teacher, history = _pretrain(
+        cfg, prepared, encoder.groups, seed, "brain-semantoks", torch.device(device), DistContext(),
+        lambda step, **m: None, bar, init=encoder, callback=callback,
+    )  # fmt: skip
+    out = SemantoksEncoder(**{**encoder.init_args, **pre})  # type: ignore[arg-type]
+    out.load_state_dict(teacher.state_dict())
+    out.history = [{"step": float(i), **row} for i, row in enumerate(history)]
+    out.eval()
+    if save_to is not None:
+        out.save_pretrained(save_to)
+    return out
+
+
+#: :func:`fit` under the name the top-level package exports (``from iclr26_science import fit_semantoks``).
+fit_semantoks = fit
+
+
 def _pretrain(
     cfg: BrainSemantoksConfig, scans: list[np.ndarray], groups: list[list[int]], seed: int, name: str,
     device: torch.device, dist: DistContext, log: Callable[..., None], progress: ProgressBar,
+    init: SemantoksEncoder | None = None, callback: Callable[[dict[str, float]], bool | None] | None = None,
 ) -> tuple[torch.nn.Module, list[dict[str, float]]]:  # fmt: skip
+    """Self-distillation pre-training; ``init``: the student's (and teacher's) starting encoder (default a
+    fresh one from ``cfg``); ``callback(row)`` after each step, True stops."""
     torch.manual_seed(seed)
-    model = build_pretrainer(cfg, groups).to(device)
+    if init is None:
+        model = build_pretrainer(cfg, groups).to(device)
+    else:
+        model = SemantoksPretrainer(
+            copy.deepcopy(init), head_hidden=cfg.head_hidden, proj_dim=cfg.proj_dim, eps=cfg.eps,
+            coeff=cfg.align_coeff, token_weight=cfg.token_weight,
+        ).to(device)  # fmt: skip
     net = dist.wrap(model)
     opt = torch.optim.AdamW(_param_groups(model.student_parameters()), lr=cfg.lr)
     rng = np.random.default_rng(seed * 7919 + 3)
@@ -199,6 +282,8 @@ def _pretrain(
             if step % 10 == 0 or step == cfg.steps - 1:
                 log(step, **{f"{name}/{k}": val for k, val in parts.items()})
             bar.advance(loss=parts["loss"])
+            if callback is not None and callback({"step": float(step), **parts}):
+                break
     # trainable again, like its saved copy after from_pretrained (frozen and trainable parameters can take
     # different CPU kernels, an ulp apart, without the qkv bias)
     return model.teacher.cpu().eval().requires_grad_(True), history
