@@ -8,13 +8,19 @@ Public API (heavy modules load on first access, so ``import iclr26_rl`` stays li
     EgoForesightHead, FrameDecoder                           the Ego-Foresight head
     EgoForesightConfig, PRESETS, SPEC                        the ``ego-foresight`` method
     efficiency_normalised_score, mean_ci                     learning-curve statistics
+
+Importing the package loads triton's LLVM ahead of any OpenGL context (``_llvm_guard``): Mesa's llvmpipe
+loaded first makes the first ``torch.optim`` optimizer segfault (see the README, "Rendering and torch").
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from iclr26_rl._llvm_guard import preload_triton
 from iclr26_shared.lazy import lazy_exports
+
+preload_triton()  # every user path passes here: before gymnasium or mujoco can make a GL context
 
 if TYPE_CHECKING:
     from iclr26_rl.agents.drqv2 import DrQV2Agent, DrQV2Hparams, PixelEncoder

@@ -107,3 +107,27 @@ def test_auxiliary_loss_reads_the_window_context_not_the_critic_batch() -> None:
         expected = agent.encoder(context)
     agent.update(batch, step=100)
     assert len(aux.seen) == 1 and torch.allclose(aux.seen[0], expected, atol=1e-6)
+
+
+def test_policy_checks_frames_at_the_boundary_and_acts_without_autograd() -> None:
+    from iclr26_rl.agents.drqv2 import DrQV2Policy
+    from iclr26_rl.errors import RLInputError
+
+    torch.manual_seed(0)
+    hp = dataclasses.asdict(DrQV2Hparams(encoder="pool", repr_dim=64, feature_dim=16, hidden_dim=32))
+    policy = DrQV2Policy([9, 64, 64], 2, hp).eval()
+    obs = torch.randint(0, 256, (3, 9, 64, 64), dtype=torch.uint8)
+    actions = policy(obs)
+    assert actions.shape == (3, 2) and not actions.requires_grad and actions.grad_fn is None
+    with torch.enable_grad():  # the reference: the same networks with autograd on
+        ref = policy.actor(policy.encoder(obs.float()))
+    assert ref.requires_grad
+    torch.testing.assert_close(actions, ref.detach(), rtol=0, atol=0)
+    hwc = obs.permute(0, 2, 3, 1).contiguous()  # gymnasium's layout
+    torch.testing.assert_close(policy(hwc), actions, rtol=0, atol=0)
+    torch.testing.assert_close(policy(hwc.numpy()), actions, rtol=0, atol=0)
+    torch.testing.assert_close(policy(obs[1]), policy(obs[1:2])[0], rtol=0, atol=0)  # one stack, no batch
+    with pytest.raises(RLInputError, match=r"obs: this policy takes stacks of 3 RGB 64x64 frames, \[B, 9, 64, 64\]"):
+        policy(torch.zeros(1, 9, 84, 84, dtype=torch.uint8))
+    with pytest.raises(RLInputError, match=r"got shape \(1, 6, 64, 64\)"):
+        policy(torch.zeros(1, 6, 64, 64))

@@ -402,6 +402,10 @@ def test_window_loss_on_a_users_own_encoder_equals_the_agent_hook() -> None:
     torch.manual_seed(3)
     own, metrics = head.window_loss(h, torch.as_tensor(frames), torch.as_tensor(acts), shifts)
     assert torch.equal(own, via_batch) and 1 <= metrics["ef_k"] <= 4
+    hwc = np.ascontiguousarray(frames.transpose(0, 1, 3, 4, 2))  # [B, T, S, S, 3], as gymnasium renders
+    for layout in (hwc, torch.as_tensor(hwc)):
+        torch.manual_seed(3)
+        assert torch.equal(head.window_loss(h, layout, acts, shifts)[0], via_batch)
     own.backward()
     assert proj.weight.grad is not None and proj.weight.grad.abs().sum() > 0
     bad = [

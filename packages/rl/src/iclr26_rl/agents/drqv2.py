@@ -374,9 +374,37 @@ class DrQV2Policy(nn.Module, PyTorchModelHubMixin):
 
             self.aux = EgoForesightHead(**aux)
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        """Deterministic actions ``μ(E(obs))``: ``uint8 or float [B, 3F, S, S] → [B, A]`` in ``[-1, 1]``."""
-        return self.actor(self.encoder(obs.float()))
+    @torch.no_grad()
+    def forward(self, obs: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """Deterministic actions ``μ(E(obs))`` in ``[-1, 1]``, computed without autograd (an acting policy).
+
+        ``obs``: ``uint8 or float [B, 3F, S, S]`` (CHW, as :func:`~iclr26_rl.envs.pixels.make_pixel_env` gives)
+        or ``[B, S, S, 3F]`` (HWC, as gymnasium renders), torch or NumPy; one stack without ``B`` gives ``[A]``.
+        Returns ``[B, A]``. Frames of another size or stack than ``obs_shape`` are a one-line
+        :class:`~iclr26_rl.errors.RLInputError`.
+        """
+        actions = self.actor(self.encoder(self._as_batch(obs)))
+        return actions[0] if getattr(obs, "ndim", 0) == 3 else actions
+
+    def _as_batch(self, obs: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """``obs`` as float ``[B, 3F, S, S]`` on the policy's device, or a one-line error naming the shape."""
+        from iclr26_rl.errors import RLInputError
+
+        c, h, w = self.obs_shape
+        x = torch.as_tensor(obs)
+        shape = tuple(x.shape)
+        if x.ndim == 3:
+            x = x[None]
+        chw, hwc = (c, h, w), (h, w, c)
+        if x.ndim == 4 and tuple(x.shape[1:]) == hwc and hwc != chw:
+            x = x.permute(0, 3, 1, 2).contiguous()  # the CHW memory layout, so results match CHW input bit for bit
+        if x.ndim != 4 or tuple(x.shape[1:]) != chw:
+            raise RLInputError(
+                f"obs: this policy takes stacks of {c // 3} RGB {h}x{w} frames, [B, {c}, {h}, {w}] (CHW) or "
+                f"[B, {h}, {w}, {c}] (HWC), got shape {shape}; render or resize the frames to {h}x{w}"
+            )
+        device = next(self.parameters()).device
+        return x.to(device=device, dtype=torch.float32)
 
     @classmethod
     def from_agent(cls, agent: DrQV2Agent) -> DrQV2Policy:

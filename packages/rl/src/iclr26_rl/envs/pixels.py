@@ -40,6 +40,7 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 from gymnasium import spaces  # noqa: E402
 
+from iclr26_rl._llvm_guard import preload_triton  # noqa: E402
 from iclr26_rl.envs.registry import check_env_id  # noqa: E402
 
 __all__ = [
@@ -65,18 +66,11 @@ CAMERA_PRESETS: dict[str, dict[str, Any]] = {
 
 
 def _load_llvm_users_first() -> None:
-    """Import ``torch._dynamo`` (and with it triton's bundled LLVM) before the first GL context.
+    """Load triton's LLVM before the first GL context (:func:`iclr26_rl._llvm_guard.preload_triton`).
 
-    Mesa's llvmpipe (EGL on CPU) loads its own libLLVM when a context is made; loading triton's
-    ``libtriton.so`` *after* that segfaults in LLVM's static initialisers. Torch imports triton
-    lazily on the first ``torch.optim`` optimizer, so without this a training run that creates its
-    envs first crashes. Importing it first is safe (rendering works) and costs nothing extra, since
-    every training run imports it anyway.
+    ``import iclr26_rl`` already did; this keeps the order for code that reaches this module otherwise.
     """
-    try:
-        import torch._dynamo  # noqa: F401
-    except ImportError:  # torch absent or without dynamo: nothing to order
-        pass
+    preload_triton()
 
 
 def agent_geom_flags(model: mujoco.MjModel) -> np.ndarray:

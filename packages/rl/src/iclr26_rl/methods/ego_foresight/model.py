@@ -37,7 +37,7 @@ from torch import nn
 from iclr26_rl.data.replay import Batch
 from iclr26_rl.nn.layers import normed_mlp, random_shift
 
-__all__ = ["EgoForesightHead", "FrameDecoder", "decoder_kernels"]
+__all__ = ["EgoForesightHead", "FrameDecoder", "channels_first", "decoder_kernels"]
 
 
 def decoder_kernels(image_size: int) -> tuple[int, ...]:
@@ -47,6 +47,16 @@ def decoder_kernels(image_size: int) -> tuple[int, ...]:
     if image_size == 64:
         return (4, 4, 4, 4, 4)
     raise ValueError(f"the Ego-Foresight decoder supports 64x64 and 84x84 frames, got {image_size}")
+
+
+def channels_first(frames: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+    """``[..., S, S, 3]`` RGB frames (HWC, gymnasium's ``render()``) as ``[..., 3, S, S]``; CHW frames unchanged."""
+    shape = tuple(frames.shape)
+    if len(shape) >= 3 and shape[-1] == 3 and shape[-3] != 3:
+        if isinstance(frames, np.ndarray):
+            return np.moveaxis(frames, -1, -3)
+        return frames.movedim(-1, -3)
+    return frames
 
 
 def _dcgan_init(m: nn.Module) -> None:
@@ -175,13 +185,15 @@ class EgoForesightHead(nn.Module, PyTorchModelHubMixin):
             h: ``[B, n]`` the encoder's output on the context frames ``window_frames[:, :F]`` (with
                 gradients, so ``L_ef`` trains the encoder too).
             window_frames: ``[B, T, 3, S, S]`` frames in ``0..255`` (uint8 or float), ``T >= F + H``:
-                ``F`` context frames, then the future ones; ``S`` is the head's ``image_size``.
+                ``F`` context frames, then the future ones; ``S`` is the head's ``image_size``. HWC frames
+                ``[B, T, S, S, 3]``, as gymnasium renders them, are taken too.
             window_actions: ``[B, T, A]``; ``window_actions[:, F + i]`` leads to frame ``F + i``.
             shifts: ``int64 [B, 2]`` random-shift offsets the context got (the target is shifted the
                 same way, :func:`~iclr26_rl.nn.layers.random_shift`); None: no augmentation.
 
         One ``k`` uniform in ``1..H`` per call (the reference code's). Returns ``(loss, metrics)``.
         """
+        window_frames = channels_first(window_frames)
         self._check_windows(h, window_frames, window_actions)
         f = self.frame_stack
         j = int(torch.randint(f, f + self.horizon, ()).item())
