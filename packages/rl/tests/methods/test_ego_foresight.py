@@ -417,8 +417,22 @@ def test_window_loss_on_a_users_own_encoder_equals_the_agent_hook() -> None:
         with pytest.raises(ValueError, match=match) as err:
             head.window_loss(h, f, a)
         assert "\n" not in str(err.value)
-    with pytest.raises(ValueError, match="64x64 and 84x84"):
-        EgoForesightHead(40, 6, 2, 2, 4, image_size=70)
+    with pytest.raises(ValueError, match="image_size: the Ego-Foresight decoder needs frames of side >= 16, got 12"):
+        EgoForesightHead(40, 6, 2, 2, 4, image_size=12)
+
+
+@pytest.mark.parametrize("size", [16, 48, 64, 70, 84, 96, 127])
+def test_decoder_produces_every_frame_size_the_encoder_takes(size: int) -> None:
+    from iclr26_rl.methods.ego_foresight.model import FrameDecoder, decoder_kernels
+
+    assert decoder_kernels(64) == (4, 4, 4, 4, 4) and decoder_kernels(84) == (5, 4, 5, 4, 4)  # the paper's
+    out = FrameDecoder(12, size, channels=4).eval()(torch.randn(2, 12))
+    assert out.shape == (2, 3, size, size)
+    head = EgoForesightHead(40, 6, 2, 2, 4, image_size=size, rollout_hidden=(16,), decoder_channels=4)
+    h = torch.randn(3, 40)
+    frames = torch.randint(0, 256, (3, 6, size, size, 3), dtype=torch.uint8)  # HWC, as gymnasium renders
+    loss, _ = head.window_loss(h, frames, torch.zeros(3, 6, 2))
+    assert loss.ndim == 0 and torch.isfinite(loss)
 
 
 def test_report_tables_render_an_undefined_ens() -> None:

@@ -41,12 +41,16 @@ __all__ = ["EgoForesightHead", "FrameDecoder", "channels_first", "decoder_kernel
 
 
 def decoder_kernels(image_size: int) -> tuple[int, ...]:
-    """Transposed-conv kernels giving 1→5→10→21→42→84 (84×84) or 1→4→8→16→32→64 (64×64)."""
-    if image_size == 84:
-        return (5, 4, 5, 4, 4)
-    if image_size == 64:
-        return (4, 4, 4, 4, 4)
-    raise ValueError(f"the Ego-Foresight decoder supports 64x64 and 84x84 frames, got {image_size}")
+    """Transposed-conv kernels for an ``S × S`` frame, ``S >= 16``: a stride-1 layer ``1 → S // 16`` then four
+    stride-2, pad-1 layers (``s → 2s + k − 4``, ``k = 4 + bit``), e.g. ``1→5→10→21→42→84`` (84×84:
+    ``(5, 4, 5, 4, 4)``, the paper's) and ``1→4→8→16→32→64`` (64×64: ``(4, 4, 4, 4, 4)``)."""
+    if isinstance(image_size, bool) or not isinstance(image_size, int) or image_size < 16:
+        raise ValueError(f"image_size: the Ego-Foresight decoder needs frames of side >= 16, got {image_size!r}")
+    kernels, side = [], image_size
+    for _ in range(4):
+        kernels.append(4 + side % 2)
+        side //= 2
+    return (side, *reversed(kernels))
 
 
 def channels_first(frames: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
@@ -110,7 +114,7 @@ class EgoForesightHead(nn.Module, PyTorchModelHubMixin):
         action_dim: A.
         frame_stack: t_c, context frames.
         horizon: H, future frames per window (``>= 1``).
-        image_size: S (64 or 84).
+        image_size: S (64 or 84 in the paper; any side >= 16, as the encoder and the renderer allow).
         rollout_hidden: Hidden sizes of FC_ψ.
         decoder_channels: Channels of the decoder.
         aug_pad: Pad of the random shift (the target frame is shifted like the context).
@@ -219,7 +223,7 @@ class EgoForesightHead(nn.Module, PyTorchModelHubMixin):
         if shape[3:] != (size, size):
             raise ValueError(
                 f"window_frames: {shape[3]}x{shape[4]} frames, this head decodes {size}x{size} "
-                "(build it with image_size=64 or 84 and resize the frames to it)"
+                f"(build it with image_size={shape[3]} for square frames, or resize the frames to {size}x{size})"
             )
         if shape[1] < self.window:
             raise ValueError(f"window_frames: {shape[1]} frames per window, need frame_stack + horizon = {self.window}")
