@@ -636,3 +636,45 @@ def test_pretrain_on_files_and_tensors_saves_and_rejects_bad_maps(tmp_path: Path
         pretrain(_tiny_unet(), x_map, s, progress=False)  # type: ignore[arg-type]
     with pytest.raises(DataError, match=r"nothing.mrc: no such map file"):
         pretrain(_tiny_unet(), [tmp_path / "nothing.mrc"], s, progress=False)
+
+
+# ---------------------------------------------------------------- bad maps: one line naming the map
+
+
+def test_wrong_voxel_size_or_axis_order_is_one_line_naming_the_map(tmp_path: Path) -> None:
+    """A map whose header gives a voxel size no cryo-EM map has (cell in nm: 0.1 Å; 50 Å), anisotropic voxels,
+    an axis order that is not a permutation, or a tensor with the channel last: one line naming the input and
+    what was expected, from restore, fine_tune and pretrain alike."""
+    from iclr26_science.cryoem import SCUNet3D, fine_tune, pretrain, restore
+
+    x_map, y_map = _user_pair()
+    net = SCUNet3D(dim=4, depths=(1, 1, 1), head_dim=2, window=2, residual=True, apix=2.0, crop=8)
+    in_nm = DensityMap(x_map.data, (0.2 / 10, 0.2 / 10, 0.2 / 10))  # 2 Å written as 0.2 nm, then ÷ 10 again
+    with pytest.raises(DataError, match=r"^restore: the map: voxel size 0.02 Å is outside 0.2–20 Å per voxel") as err:
+        restore(in_nm, net)
+    assert "\n" not in str(err.value)
+    path = write_map(tmp_path / "coarse.mrc", DensityMap(x_map.data, (50.0, 50.0, 50.0)))
+    with pytest.raises(DataError, match=r"coarse.mrc: voxel size 50 Å is outside 0.2–20 Å"):
+        restore(path, net)
+    aniso = DensityMap(x_map.data, (2.0, 2.0, 3.0))
+    with pytest.raises(DataError, match=r"^inputs\[0\]: anisotropic voxels \(2.0, 2.0, 3.0\) Å .* expected cubic"):
+        fine_tune([aniso], [y_map], net)
+    with pytest.raises(DataError, match=r"^targets\[0\]: voxel size 0.02 Å"):
+        fine_tune([x_map], [DensityMap(y_map.data, in_nm.voxel_size)], net)
+    with pytest.raises(DataError, match=r"^maps\[1\]: anisotropic voxels"):
+        pretrain(net, [x_map, aniso], progress=False)
+    with pytest.raises(
+        DataError,
+        match=r"^maps\[0\]: expected a 3-D map \[D, H, W\] \(or \[1, D, H, W\]\), got shape \(20, 20, 20, 1\)",
+    ):
+        pretrain(net, [np.ones((20, 20, 20, 1), np.float32)], progress=False)
+    bad_axes = tmp_path / "axes.mrc"
+    with mrcfile.new(bad_axes) as m:
+        m.set_data(np.ones((4, 4, 4), np.float32))
+        m.voxel_size = 2.0
+        header: Any = m.header
+        header.mapc, header.mapr, header.maps = 1, 1, 3
+    with pytest.raises(
+        DataError, match=r"axes.mrc: axis order \(mapc, mapr, maps\) = \(1, 1, 3\) is not a permutation"
+    ):
+        restore(bad_axes, net)

@@ -198,7 +198,7 @@ def test_fit_history_tracks_val_mae_and_the_callback_stops_training() -> None:
 
 
 def test_fit_rejects_bad_input() -> None:
-    from iclr26_science.crystals import fit
+    from iclr26_science.crystals import FitSettings, fit
     from iclr26_shared.errors import DataError
 
     structures, y = _structures()
@@ -206,3 +206,11 @@ def test_fit_rejects_bad_input() -> None:
         fit(structures, y[:3])
     with pytest.raises(DataError, match=r"structures\[1\]: expected a pymatgen Structure"):
         fit([structures[0], "Cu"], [1.0, 2.0])
+    from pymatgen.core import Lattice, Structure
+
+    disordered = Structure(Lattice.cubic(3.6), [{"Cu": 0.5, "Au": 0.5}], [[0, 0, 0]])  # a solid solution
+    with pytest.raises(DataError, match=r"^structures\[1\]: partial occupancies are not supported \(the structure is"):
+        fit([structures[0], disordered], [1.0, 2.0])
+    model = fit(structures, y, FitSettings(num_basis=8, dim=16, depth=1, heads=2, ff=32, head_hidden=(32,), epochs=1))
+    with pytest.raises(DataError, match=r"^structures\[0\]: partial occupancies"):
+        model.predict([disordered])

@@ -394,6 +394,10 @@ def test_score_mutants_takes_every_model_kind_ttt_takes() -> None:
     assert pseudo_log_likelihood(raw, SEQ[:10]) == pseudo_log_likelihood(wrapped, SEQ[:10])
     with pytest.raises(TypeError, match="cannot use a Linear"):
         score_mutants(torch.nn.Linear(2, 2), SEQ[:10], ["M1A"])
+    with pytest.raises(
+        DataError, match=r"^wild-type sequence has the invalid residue 'J' at position 3; expected one of"
+    ):
+        score_mutants(raw, "MKJV", ["M1A"])
 
 
 def _logits(lm: MaskedLM) -> torch.Tensor:

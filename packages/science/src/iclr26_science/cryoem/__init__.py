@@ -53,7 +53,7 @@ from iclr26_science.cryoem.pairs import (
     scale_positive,
 )
 from iclr26_science.cryoem.pretrain import PretrainSettings, pretrain, pretrain_maps
-from iclr26_science.cryoem.restore import resample, restore
+from iclr26_science.cryoem.restore import VOXEL_RANGE, checked_apix, resample, restore
 from iclr26_science.cryoem.scunet import (
     FRN3d,
     SCBlock3d,
@@ -77,6 +77,8 @@ from iclr26_science.cryoem.structures import ATOMIC_NUMBERS, STRUCTURES, Atoms, 
 from iclr26_science.cryoem.tiling import gaussian_window, tile_starts, tiled_inference
 
 __all__ = [
+    "VOXEL_RANGE",
+    "checked_apix",
     "PretrainSettings",
     "pretrain",
     "pretrain_maps",

@@ -32,7 +32,7 @@ import torch
 from iclr26_science.cryoem.losses import restoration_loss
 from iclr26_science.cryoem.mrc import DensityMap, read_map
 from iclr26_science.cryoem.pairs import random_crops, scale_positive
-from iclr26_science.cryoem.restore import resample
+from iclr26_science.cryoem.restore import checked_apix, resample
 from iclr26_science.cryoem.scunet import SCUNet3D
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import DataError
@@ -96,6 +96,8 @@ def map_pairs(
     pairs: list[MapPair] = []
     for i, (a, b) in enumerate(zip(inputs, targets, strict=True)):
         x, y = _read(a, f"inputs[{i}]"), _read(b, f"targets[{i}]")
+        checked_apix(x, f"inputs[{i}]")
+        checked_apix(y, f"targets[{i}]")
         if x.data.shape != y.data.shape or not math.isclose(x.apix, y.apix, rel_tol=1e-5):
             raise DataError(
                 f"pair {i}: input {x.data.shape} at {x.apix:g} Å and target {y.data.shape} at {y.apix:g} Å must share "

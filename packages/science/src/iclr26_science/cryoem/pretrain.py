@@ -36,7 +36,7 @@ from iclr26_science.cryoem.finetune import MapPair
 from iclr26_science.cryoem.jepa import JEPA3D, ema_momentum, sample_masks
 from iclr26_science.cryoem.mrc import DensityMap, read_map
 from iclr26_science.cryoem.pairs import random_crops, scale_positive
-from iclr26_science.cryoem.restore import resample
+from iclr26_science.cryoem.restore import checked_apix, resample
 from iclr26_science.cryoem.scunet import SCUNet3D
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, validate
 from iclr26_shared.errors import ConfigError, DataError
@@ -92,7 +92,7 @@ def _volume(m: Any, where: str) -> tuple[np.ndarray, float | None]:
     if isinstance(m, str | Path):
         m = read_map(m)
     if isinstance(m, DensityMap):
-        return m.data, m.apix
+        return m.data, checked_apix(m, where)
     if isinstance(m, torch.Tensor):
         m = m.detach().cpu().numpy()
     if not isinstance(m, np.ndarray):

@@ -28,7 +28,7 @@ from iclr26_science.cryoem.scunet import SCUNet3D
 from iclr26_science.cryoem.tiling import tiled_inference
 from iclr26_shared.errors import DataError
 
-__all__ = ["resample", "restore"]
+__all__ = ["VOXEL_RANGE", "checked_apix", "resample", "restore"]
 
 
 def _linear_along(x: np.ndarray, axis: int, positions: np.ndarray) -> np.ndarray:
@@ -42,6 +42,25 @@ def _linear_along(x: np.ndarray, axis: int, positions: np.ndarray) -> np.ndarray
     shape[axis] = len(p)
     w = (p - i0).reshape(shape)
     return np.take(x, i0, axis=axis) * (1 - w) + np.take(x, i1, axis=axis) * w
+
+
+#: Voxel sizes (Å) a cryo-EM map can plausibly have; outside them the header is wrong (cell dimensions in
+#: nm, missing, or copied from another map) and a network would see the wrong scale.
+VOXEL_RANGE = (0.2, 20.0)
+
+
+def checked_apix(density: DensityMap, where: str) -> float:
+    """``density``'s isotropic voxel size, or a one-line DataError naming ``where`` and what was expected
+    (cubic voxels within :data:`VOXEL_RANGE`)."""
+    x, y, z = density.voxel_size
+    if not (math.isclose(x, y, rel_tol=1e-5) and math.isclose(x, z, rel_tol=1e-5)):
+        raise DataError(f"{where}: anisotropic voxels {density.voxel_size} Å (x, y, z); expected cubic voxels "
+                        "(resample the map to cubes first)")  # fmt: skip
+    lo, hi = VOXEL_RANGE
+    if not lo <= x <= hi:
+        raise DataError(f"{where}: voxel size {x:g} Å is outside {lo:g}–{hi:g} Å per voxel, the range of cryo-EM "
+                        "maps (are the header's cell dimensions in Å, not nm, and present?)")  # fmt: skip
+    return float(x)
 
 
 def resample(density: DensityMap, apix: float) -> DensityMap:
@@ -91,7 +110,8 @@ def restore(
         The restored map ``[nz, ny, nx]`` at ``apix`` Å (values on the network's ``[0, 1]`` scale).
     """
     m = read_map(density) if isinstance(density, str | Path) else density
-    target_apix = apix or model.apix or m.apix
+    source = checked_apix(m, str(density) if isinstance(density, str | Path) else "restore: the map")
+    target_apix = apix or model.apix or source
     m = resample(m, float(target_apix))
     f = 2**model.levels
     t = int(tile or model.crop or 48)
