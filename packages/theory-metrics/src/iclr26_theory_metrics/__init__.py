@@ -9,6 +9,7 @@ Public API (imported lazily so that ``iclr26 list`` stays fast)::
     d_lr = richness(features, outputs)                              # [n, p], [n, C] -> float in [0, 1]
     h = hsic(x, y)                                                  # [n, p], [n, q] -> 0-dim float64 tensor
     out = evaluate_unlearning(model, forget, retain, test)          # OTR of the forget set, with its MC interval
+    cmp = compare_unlearning(original, unlearned, forget, retain, test, retrained=None)  # paired, same draws
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from iclr26_shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from iclr26_theory_metrics.methods.hsic_unlearning.protocol import evaluate_unlearning
+    from iclr26_theory_metrics.methods.hsic_unlearning.protocol import compare_unlearning, evaluate_unlearning
     from iclr26_theory_metrics.nn import MLP, VGG9, ModularTransformer, ResNet9, build_model
     from iclr26_theory_metrics.ops.hsic import (
         HSICInputError,
@@ -83,6 +84,7 @@ __all__ = [
     "VGG9",
     "build_model",
     "classify_subset",
+    "compare_unlearning",
     "evaluate_unlearning",
     "f1_score",
     "higher_is_better",
@@ -152,6 +154,7 @@ _WHERE = {
     ),
     **dict.fromkeys(["split_half_gamma", "split_half_moments"], "iclr26_theory_metrics.ops.hsic_null"),
     "evaluate_unlearning": "iclr26_theory_metrics.methods.hsic_unlearning.protocol",
+    "compare_unlearning": "iclr26_theory_metrics.methods.hsic_unlearning.protocol",
     **dict.fromkeys(
         ["SGDW", "InterpolatedAdamW", "Signum", "SignumW", "make_optimizer"], "iclr26_theory_metrics.optim"
     ),

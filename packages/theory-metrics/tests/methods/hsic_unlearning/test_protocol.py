@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from iclr26_shared.errors import UsageError
 from iclr26_shared.verdicts import t_interval
-from iclr26_theory_metrics import evaluate_unlearning
+from iclr26_theory_metrics import compare_unlearning, evaluate_unlearning
 from iclr26_theory_metrics.methods.hsic_unlearning.config import PRESETS
 from iclr26_theory_metrics.methods.hsic_unlearning.protocol import Protocol, otr_study
 
@@ -114,3 +114,26 @@ def test_gamma_null_is_the_keyed_splits_moment_matched_quantiles() -> None:
     exact = split_half_mean(f, idx, generator=proto.generator(1, 0, 2, 3))
     assert float(h.mean()) == pytest.approx(exact, rel=0.02)  # quantile mean of the Gamma ≈ its mean
     assert abs(float(shuffles.mean()) - exact) < 4 * float(shuffles.std()) / 50**0.5
+
+
+def test_compare_unlearning_on_the_users_models_pairs_the_draws() -> None:
+    """original / unlearned / retrained models of the user's own: each judged as evaluate_unlearning judges it
+    alone with the same seed, and the differences are taken draw by draw."""
+    torch.manual_seed(0)
+    x = torch.randn(200, 1, 4, 4)
+    original = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 8), torch.nn.ReLU())
+    unlearned = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 8), torch.nn.Tanh())
+    retrained = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 8))
+    kw: dict[str, Any] = {"subset_size": 16, "n_targets": 3, "protocol_draws": 3, "n_shuffles": 20, "seed": 5}
+    data = (x[:50], DataLoader(TensorDataset(x[50:130], torch.zeros(80)), batch_size=40), x[130:])
+    out = compare_unlearning(original, unlearned, *data, retrained=retrained, **kw)
+    for name, model in (("original", original), ("unlearned", unlearned), ("retrained", retrained)):
+        assert out[name]["otr_draws"] == evaluate_unlearning(model, x[:50], x[50:130], x[130:], **kw)["otr_draws"]
+    want = [u - o for u, o in zip(out["unlearned"]["otr_draws"], out["original"]["otr_draws"], strict=True)]
+    assert out["forgetting"]["draws"] == pytest.approx(want, abs=1e-15)
+    assert out["forgetting"]["mean"] == pytest.approx(sum(want) / 3)
+    gap = [u - r for u, r in zip(out["unlearned"]["otr_draws"], out["retrained"]["otr_draws"], strict=True)]
+    assert out["gap_to_retrained"]["draws"] == pytest.approx(gap, abs=1e-15)
+    same = compare_unlearning(original, original, *data, **kw)
+    assert same["forgetting"]["draws"] == [0.0, 0.0, 0.0] and same["retrained"] is None
+    assert "gap_to_retrained" not in same

@@ -38,6 +38,7 @@ __all__ = [
     "EXP_OTR",
     "Protocol",
     "collect_features",
+    "compare_unlearning",
     "disjoint_subsets",
     "evaluate_unlearning",
     "mc_interval",
@@ -276,3 +277,44 @@ def evaluate_unlearning(
             raise UsageError(f"{name}: {n} samples, need at least {need} for subsets of subset_size = {subset_size}")
     out = otr_study(Protocol(cfg, seed), f_forget, f_retain, f_test)
     return {**out, "subset_size": subset_size, "n_targets": n_targets, "protocol_draws": protocol_draws}
+
+
+def _paired(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
+    """Per-draw differences ``a − b`` of two OTR series judged on the same draws, their mean and 95% t-interval."""
+    diffs = [float(x) - float(y) for x, y in zip(a, b, strict=True)]
+    lo, hi = t_interval(diffs)
+    return {"mean": float(np.mean(diffs)), "ci": [lo, hi], "draws": diffs}
+
+
+def compare_unlearning(
+    original: Callable[[torch.Tensor], torch.Tensor] | torch.nn.Module,
+    unlearned: Callable[[torch.Tensor], torch.Tensor] | torch.nn.Module,
+    forget: torch.Tensor | Iterable[Any],
+    retain: torch.Tensor | Iterable[Any],
+    test: torch.Tensor | Iterable[Any],
+    *,
+    retrained: Callable[[torch.Tensor], torch.Tensor] | torch.nn.Module | None = None,
+    seed: int = 0,
+    **options: Any,
+) -> dict[str, Any]:
+    """Evaluate an unlearning method on the user's own models: the ``original`` model, the ``unlearned`` one and,
+    optionally, one ``retrained`` without the forget set (each a feature map: a model, ``model.features``, any
+    callable), on the same ``forget``, ``retain`` and never-seen ``test`` inputs (tensors or DataLoaders).
+
+    Every model is judged by :func:`evaluate_unlearning` with the same ``seed`` and ``options`` (``subset_size``,
+    ``n_targets``, ``protocol_draws``, ``n_shuffles``, ``device`` and the protocol fields), hence on the same
+    subsets, splits, shuffles and references (common random numbers), so the comparisons are paired draw by draw.
+    Returns ``{"original", "unlearned", "retrained"}`` (each :func:`evaluate_unlearning`'s dict, ``retrained``
+    None when not given), ``"forgetting"``: OTR(unlearned) − OTR(original) per draw with its mean and 95%
+    t-interval (> 0: the forget set looks less seen after unlearning), and, with ``retrained``,
+    ``"gap_to_retrained"``: OTR(unlearned) − OTR(retrained) likewise (0: as forgotten as the gold standard)."""
+    out: dict[str, Any] = {
+        "original": evaluate_unlearning(original, forget, retain, test, seed=seed, **options),
+        "unlearned": evaluate_unlearning(unlearned, forget, retain, test, seed=seed, **options),
+        "retrained": None,
+    }
+    out["forgetting"] = _paired(out["unlearned"]["otr_draws"], out["original"]["otr_draws"])
+    if retrained is not None:
+        out["retrained"] = evaluate_unlearning(retrained, forget, retain, test, seed=seed, **options)
+        out["gap_to_retrained"] = _paired(out["unlearned"]["otr_draws"], out["retrained"]["otr_draws"])
+    return out
