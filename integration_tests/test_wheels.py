@@ -143,7 +143,7 @@ def _smoke(venv: Path, dist: str, method: str, out: Path, *extra: str) -> dict[s
     argv = [venv / "bin" / dist, method, "--preset", "smoke", "--device", "cpu", "--quiet", "--out-dir", out, *extra]
     text = im.run(argv, cwd=out.parent, env=env, timeout=1800)
     assert "run directory:" in text, text[-2000:]
-    (run_dir,) = (out / method).iterdir()
+    (run_dir,) = [d for d in (out / method).iterdir() if not d.name.startswith(".")]  # .render-cache etc.
     results = json.loads((run_dir / "results.json").read_text())
     assert results["claims"] and (run_dir / "report.md").is_file()
     return results
