@@ -28,6 +28,7 @@ import scipy.sparse as sp
 import torch
 from huggingface_hub import ModelHubMixin
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
 from iclr26_recsys.data.validation import InteractionError, as_interaction_matrix, check_k, shape_of
 from iclr26_recsys.metrics import mask_seen, recall_at_k, top_k
@@ -144,6 +145,10 @@ def _ids(values: Any, name: str) -> np.ndarray:
     return ids
 
 
+class NotFittedModelError(NotFittedError, RuntimeError):
+    """``predict``/``recommend``/``score``/``save_pretrained`` before ``fit`` (scikit-learn's ``NotFittedError``)."""
+
+
 class _LinearAutoencoder(BaseEstimator, ModelHubMixin):
     """Shared ``fit``/``predict``/``recommend``/``score`` of item-item linear autoencoders, and saving/loading.
 
@@ -167,6 +172,14 @@ class _LinearAutoencoder(BaseEstimator, ModelHubMixin):
     X_: sp.csr_matrix | None = None
 
     # ---- scikit-learn parameters -------------------------------------------------------------------
+    def __sklearn_tags__(self) -> Any:
+        """Sparse input is welcome, values are >= 0 (interactions), ``y`` is optional (only :meth:`score` reads it)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        tags.target_tags.required = False
+        return tags
+
     def _validate(self) -> None:
         """Check the current parameters (called by ``__init__``, ``set_params`` and ``fit``)."""
         _resolve(self.device, self.dtype)
@@ -323,7 +336,7 @@ class _LinearAutoencoder(BaseEstimator, ModelHubMixin):
         except NotPositiveDefiniteError as err:
             raise InteractionError(f"X: {err}") from None
         self.B_ = B.cpu().numpy()
-        self.n_items_ = n
+        self.n_items_ = self.n_features_in_ = n
         self.item_ids_ = item_ids
         self.user_ids_ = user_ids
         self.X_ = as_interaction_matrix(X) if user_ids is not None else None
@@ -331,12 +344,18 @@ class _LinearAutoencoder(BaseEstimator, ModelHubMixin):
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "B_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X) first")
+            raise NotFittedModelError(f"{type(self).__name__} is not fitted; call fit(X) first")
+
+    def _check_columns(self, M: Any, name: str) -> None:
+        if shape_of(M)[1] != self.n_items_:
+            raise InteractionError(
+                f"{name}: X has {shape_of(M)[1]} features, but {type(self).__name__} is expecting {self.n_items_} "
+                "features as input (the item columns it was fit on)"
+            )
 
     def _predict_rows(self, X_users: Any) -> np.ndarray:
         M = as_interaction_matrix(X_users, name="X_users", dtype=self.B_.dtype.type)
-        if shape_of(M)[1] != self.n_items_:
-            raise InteractionError(f"X_users has {shape_of(M)[1]} item columns, the model was fit on {self.n_items_}")
+        self._check_columns(M, "X_users")
         return np.asarray(M @ self.B_)
 
     def predict(self, X_users: Any) -> np.ndarray:
@@ -372,13 +391,15 @@ class _LinearAutoencoder(BaseEstimator, ModelHubMixin):
         are skipped. This is what ``GridSearchCV(model, grid).fit(X_fold_in, X_holdout)`` maximises.
         """
         self._check_fitted()
+        fold_in = as_interaction_matrix(X, name="X")
+        self._check_columns(fold_in, "X")
         if y is None:
             raise InteractionError("y: score needs the held-out items of the users in X ([m, n], 0/1)")
         held = as_interaction_matrix(y, name="y")
         keep = np.flatnonzero(np.asarray(held.getnnz(axis=1)) > 0)
         if keep.size == 0:
             raise InteractionError("y: no user has held-out items")
-        fold_in = as_interaction_matrix(X, name="X")[keep]
+        fold_in = fold_in[keep]
         scores = mask_seen(self._predict_rows(fold_in), fold_in)
         return float(np.mean(recall_at_k(scores, held[keep], k)))
 
