@@ -68,15 +68,97 @@ def test_load_checkpoint_trims_metrics_logged_after_it(tmp_path: Path) -> None:
         run.log(s, x=s)
         if s == 3:
             run.save_checkpoint(3, {})
-    run.load_checkpoint()
-    assert [r["step"] for r in run.read_metrics()] == [1, 2, 3]
+    run.load_checkpoint()  # the same process: its own rows are never trimmed
+    assert [r["step"] for r in run.read_metrics()] == [1, 2, 3, 4, 5]
+    resumed = _run(tmp_path, resume=True)  # the killed run reopened: rows after the checkpoint go
+    resumed.load_checkpoint()
+    assert [r["step"] for r in resumed.read_metrics()] == [1, 2, 3]
 
 
 def test_resuming_without_a_checkpoint_starts_the_metrics_over(tmp_path: Path) -> None:
     run = _run(tmp_path)
     for s in range(1, 4):
         run.log(s, x=s)  # killed before its first checkpoint
-    assert run.load_checkpoint() is None and run.read_metrics() == []
+    resumed = _run(tmp_path, resume=True)
+    assert resumed.load_checkpoint() is None and resumed.read_metrics() == []
+
+
+def test_a_later_stage_never_trims_an_earlier_stages_fresh_rows(tmp_path: Path) -> None:
+    """Issue 52 §2 (s2-guidance): a fresh run's second stage calls load_checkpoint() (no checkpoint yet);
+    the rows the first stage logged in this process stay."""
+    run = _run(tmp_path)
+    for s in range(5):
+        run.log(s, stage="gmm", w2=float(s))
+    assert run.load_checkpoint(stage="images") is None and run.load_checkpoint() is None
+    assert [(r["stage"], r["step"]) for r in run.read_metrics()] == [("gmm", s) for s in range(5)]
+
+
+def test_trimming_on_resume_is_per_stage(tmp_path: Path) -> None:
+    """Sub-runs that reuse step numbers (brain-semantoks' variants, causal-delta's) log with their stage;
+    resuming stage b trims only b's rows after its checkpoint, never a finished stage a's."""
+    run = _run(tmp_path)
+    for s in range(4):
+        run.log(s, stage="a", x=s)
+    for s in range(6):
+        run.log(s, stage="b", x=s)
+        if s == 2:
+            run.save_checkpoint(2, {})
+    resumed = _run(tmp_path, resume=True)
+    assert resumed.load_checkpoint(stage="b") is not None
+    rows = [(r["stage"], r["step"]) for r in resumed.read_metrics()]
+    assert rows == [("a", s) for s in range(4)] + [("b", s) for s in range(3)]
+    resumed.log(3, stage="b", x=3)  # the resumed stage appends each step exactly once
+    assert [(r["stage"], r["step"]) for r in resumed.read_metrics()][-2:] == [("b", 2), ("b", 3)]
+
+
+def test_stale_temporary_files_of_a_killed_write_are_removed_on_resume(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    kept = run.save_checkpoint(1, {})
+    stray = run.checkpoint_dir / ".step-000000002.pt.k3j2.tmp"  # a SIGKILL between write and rename
+    stray.write_bytes(b"half")
+    (run.path / ".results.json.x1.tmp").write_text("{")
+    half_model = run.path / "models" / ".net-abc"
+    half_model.mkdir(parents=True)
+    (half_model / "model.safetensors").write_bytes(b"")
+    (run.path / "notes.tmp").write_text("a user's file")  # not one of ours: kept
+    _run(tmp_path, resume=True)
+    assert not stray.exists() and not (run.path / ".results.json.x1.tmp").exists() and not half_model.exists()
+    assert kept.exists() and (run.path / "notes.tmp").exists()
+
+
+def _hold_lock(path: Path) -> subprocess.Popen[str]:
+    """Another process holding the run directory's flock (as a concurrent --resume does)."""
+    code = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(60)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_a_second_process_resuming_the_same_run_is_refused_in_one_line(tmp_path: Path) -> None:
+    from iclr26_shared.cli import run_methods
+    from iclr26_shared.errors import UsageError
+    from iclr26_shared.testing import run_cli
+
+    argv = ["toy-ridge", "--preset", "smoke", "--quiet", "--out-dir", str(tmp_path)]
+    main = lambda a: run_methods({TOY_SPEC.name: TOY_SPEC}, a, prog="t")  # noqa: E731
+    assert run_cli(main, argv).code == 0  # the run's lock is released when the run is written
+    (run_path,) = (tmp_path / TOY_SPEC.name).iterdir()
+    (run_path / "results.json").unlink()  # unfinished again
+    proc = _hold_lock(run_path)
+    try:
+        res = run_cli(main, [*argv, "--resume"])
+        lines = res.err.strip().splitlines()
+        assert res.code == 2 and len(lines) == 1 and "in use by another process" in lines[0], res.err
+        with pytest.raises(UsageError, match="in use by another process"):
+            RunDir.create(tmp_path, TOY_SPEC.name, TOY_SPEC.preset("smoke"), seed=0, resume=True)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert run_cli(main, [*argv, "--resume"]).code == 0  # a killed holder leaves no stale lock
+    assert (run_path / "results.json").is_file()
 
 
 class _Evil:

@@ -172,26 +172,29 @@ def execute(
         preset=preset,
         dist=dist,
     )
-    done = run.read_results() if run.resumed else None
-    if done is not None and isinstance(done.get("claims"), list):
-        # A finished run: keep the claims it measured (results.json stores NaN as null, so they are not
-        # re-evaluated from the read-back values).
-        results = {k: v for k, v in done.items() if k != "claims"}
-        claims = [Claim.from_dict(c) for c in done["claims"]]
-    else:
-        try:
-            with cpu_share() as share:
-                results = spec.run(cfg, run)
-        except Iclr26Error:  # bad input (data file, config): no half-written run directory stays behind
-            run.discard_if_unused()
-            raise
-        if not isinstance(results, dict):
-            raise TypeError(f"{spec.name}: run() must return a dict, got {type(results).__name__}")
-        results = {**results, "machine": share.to_dict()}
-        claims = spec.check_claims(results)
-        if share.loaded or shares_cpus:  # wall-time claims of a run that shared the CPUs: reported, not judged
-            claims = [dataclasses.replace(c, loaded=True) if c.timing else c for c in claims]
-    results = {**results, "claims": [c.to_dict() for c in claims]}
-    run.write_results(results)
-    run.write_report(method_report(spec, run, results, claims))
+    try:  # the run directory's lock is released however the run ends
+        done = run.read_results() if run.resumed else None
+        if done is not None and isinstance(done.get("claims"), list):
+            # A finished run: keep the claims it measured (results.json stores NaN as null, so they are not
+            # re-evaluated from the read-back values).
+            results = {k: v for k, v in done.items() if k != "claims"}
+            claims = [Claim.from_dict(c) for c in done["claims"]]
+        else:
+            try:
+                with cpu_share() as share:
+                    results = spec.run(cfg, run)
+            except Iclr26Error:  # bad input (data file, config): no half-written run directory stays behind
+                run.discard_if_unused()
+                raise
+            if not isinstance(results, dict):
+                raise TypeError(f"{spec.name}: run() must return a dict, got {type(results).__name__}")
+            results = {**results, "machine": share.to_dict()}
+            claims = spec.check_claims(results)
+            if share.loaded or shares_cpus:  # wall-time claims of a run that shared the CPUs: reported, not judged
+                claims = [dataclasses.replace(c, loaded=True) if c.timing else c for c in claims]
+        results = {**results, "claims": [c.to_dict() for c in claims]}
+        run.write_results(results)
+        run.write_report(method_report(spec, run, results, claims))
+    finally:
+        run.close()
     return run, results, claims

@@ -43,6 +43,8 @@ from iclr26_shared.progress import ProgressBar
 __all__ = ["RunDir", "load_checkpoint_file"]
 
 _CKPT = re.compile(r"^step-(\d{9})\.pt$")
+#: Run directories this process holds the lock of: resolved path -> [descriptor, open RunDirs].
+_HELD: dict[str, list[int]] = {}
 
 
 def _git_revision() -> str | None:
@@ -126,6 +128,10 @@ class RunDir:
         #: The in-memory models this process saved with :meth:`save_model` (name -> model), for tests
         #: that compare them with what :func:`~iclr26_shared.models.load_model` reads back.
         self.saved_models: dict[str, Any] = {}
+        self._lock_key: str | None = None
+        #: Rows of metrics.jsonl written before this RunDir opened the run: the only ones a resume trims
+        #: (rows this process logged, e.g. an earlier stage's, are never dropped by a later load_checkpoint).
+        self._inherited = self._count_rows() if self.dist.is_main else 0
 
     # ---------------------------------------------------------------------------------------------
     # creation and resume
@@ -192,7 +198,9 @@ class RunDir:
             latest = latest_run_dir(method_dir, config, seed)
             if latest is not None:
                 run = cls(latest, resumed=True, preset=preset, dist=dist, **kwargs)
+                run._lock()  # a second concurrent --resume of this run stops here, in one line
                 run._check_saved_config()
+                run._remove_stale_temporaries()
                 run._write_env()
                 return run
             print(
@@ -214,6 +222,7 @@ class RunDir:
             except OSError as err:
                 raise UsageError(f"cannot create the run directory {path}: {err.strerror or err}") from None
         run = cls(path, resumed=False, preset=preset, dist=dist, **kwargs)
+        run._lock()
         atomic_write_json(
             run.path / "config.json",
             {
@@ -227,6 +236,65 @@ class RunDir:
         )
         run._write_env()
         return run
+
+    def _lock(self) -> None:
+        """Hold an exclusive ``flock`` on the run directory for as long as this run has it open (released
+        by :meth:`close`, or by the OS when the process ends, even by SIGKILL: a lock is never stale).
+        Another process that opens the same run (two concurrent ``--resume``) gets a one-line
+        :class:`UsageError`; in one process the lock is shared (tests reopen runs in-process)."""
+        key = str(self.path.resolve())
+        if not self.dist.is_main or key in _HELD:
+            if key in _HELD:
+                _HELD[key][1] += 1
+                self._lock_key = key
+            return
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): no lock
+            return
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise UsageError(
+                f"run {self.path} is in use by another process (a concurrent --resume of the same run?); "
+                "wait for it to finish, then --resume again"
+            ) from None
+        _HELD[key] = [fd, 1]
+        self._lock_key = key
+
+    def close(self) -> None:
+        """Release the run directory's lock (:meth:`_lock`); the runner calls it when the run is written.
+        Idempotent."""
+        key, self._lock_key = self._lock_key, None
+        if key is None or key not in _HELD:
+            return
+        _HELD[key][1] -= 1
+        if _HELD[key][1] <= 0:
+            fd = _HELD.pop(key)[0]
+            os.close(fd)  # closing the descriptor drops the flock
+
+    def _remove_stale_temporaries(self) -> list[Path]:
+        """Delete what a killed writer left behind: atomic writes' ``.<name>.*.tmp`` files (checkpoints,
+        JSON) and ``models/.<name>-*`` folders of an unfinished :meth:`save_model`. Safe only under the
+        run's lock (no other writer); rank 0 only. Returns what was removed."""
+        import shutil
+
+        if not self.dist.is_main:
+            return []
+        removed = [p for p in self.path.rglob(".*.tmp") if p.is_file()]
+        for p in removed:
+            p.unlink(missing_ok=True)
+        models = self.path / "models"
+        if models.is_dir():
+            for d in models.iterdir():
+                if d.is_dir() and d.name.startswith("."):
+                    shutil.rmtree(d, ignore_errors=True)
+                    removed.append(d)
+        if removed:
+            print(f"--resume: removed {len(removed)} unfinished temporary file(s) of a killed write", file=sys.stderr)
+        return removed
 
     def _check_saved_config(self) -> None:
         saved = read_json(self.path / "config.json", what="run config", error=CheckpointError)
@@ -261,7 +329,11 @@ class RunDir:
         return self.path / "metrics.jsonl"
 
     def log(self, step: int, **metrics: Any) -> None:
-        """Append ``{"step": step, **metrics}`` to metrics.jsonl (one line, flushed to disk; rank 0 only)."""
+        """Append ``{"step": step, **metrics}`` to metrics.jsonl (one line, flushed to disk; rank 0 only).
+
+        A ``stage=`` metric (a string) names the sub-run the row belongs to: a method whose stages or
+        variants reuse step numbers logs each with its own stage and resumes it with
+        ``load_checkpoint(stage=...)``, which trims only that stage's rows."""
         from iclr26_shared.io import to_jsonable
 
         if not self.dist.is_main:
@@ -290,12 +362,28 @@ class RunDir:
                 raise CheckpointError(f"{self.metrics_path}: line {i + 1} is not valid JSON") from None
         return rows
 
-    def _trim_metrics(self, last_step: int) -> None:
-        """Drop rows logged after ``last_step`` (they will be recomputed from the checkpoint)."""
-        if not self.dist.is_main:
+    def _count_rows(self) -> int:
+        try:
+            return len(self.read_metrics())
+        except (CheckpointError, OSError):
+            return 0
+
+    def _trim_metrics(self, last_step: int, stage: str | None = None) -> None:
+        """Drop rows an earlier process logged after ``last_step`` (they will be recomputed from the
+        checkpoint): of ``stage`` only when given, and never a row this process logged."""
+        if not self.dist.is_main or not self.metrics_path.exists():
             return
-        rows = [r for r in self.read_metrics() if int(r.get("step", -1)) <= last_step]
-        atomic_write_text(self.metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
+        rows = self.read_metrics()
+        inherited, own = rows[: self._inherited], rows[self._inherited :]
+
+        def dropped(r: Mapping[str, Any]) -> bool:
+            return (stage is None or r.get("stage") == stage) and int(r.get("step", -1)) > last_step
+
+        kept = [r for r in inherited if not dropped(r)]
+        if len(kept) == len(inherited) and self.metrics_path.read_bytes().endswith(b"\n"):
+            return  # nothing to drop (and no cut-off last line to clean)
+        self._inherited = len(kept)
+        atomic_write_text(self.metrics_path, "".join(json.dumps(r) + "\n" for r in [*kept, *own]))
 
     # ---------------------------------------------------------------------------------------------
     # checkpoints
@@ -329,17 +417,19 @@ class RunDir:
             old.unlink(missing_ok=True)
         return path
 
-    def load_checkpoint(self) -> tuple[int, dict[str, Any]] | None:
+    def load_checkpoint(self, *, stage: str | None = None) -> tuple[int, dict[str, Any]] | None:
         """The latest checkpoint as ``(step, state)``, or None when there is none.
 
-                Metrics logged after that step are dropped from metrics.jsonl so that the resumed run appends
-                them again exactly once. A corrupt latest checkpoint falls back to the newest valid older one (with a
+        Metrics an earlier (killed) process logged after that step are dropped from metrics.jsonl so that
+        the resumed run appends them again exactly once; with ``stage``, only that stage's rows (see
+        :meth:`log`). Rows this process logged are kept: a later stage's call never trims an earlier
+        stage's fresh rows. A corrupt latest checkpoint falls back to the newest valid older one (with a
         warning on stderr); when none is valid, :class:`CheckpointError` names the newest.
         """
         ckpts = self.checkpoints()
         if not ckpts:
             if self.metrics_path.exists():  # a resumed run with no checkpoint starts over: drop its old rows
-                self._trim_metrics(-1)
+                self._trim_metrics(-1, stage)
             return None
         first_error: CheckpointError | None = None
         for step, path in reversed(ckpts):  # newest first; a corrupt one falls back to the one before it
@@ -356,7 +446,7 @@ class RunDir:
         else:
             assert first_error is not None
             raise first_error
-        self._trim_metrics(step)
+        self._trim_metrics(step, stage)
         return step, blob["state"]
 
     # ---------------------------------------------------------------------------------------------
