@@ -119,18 +119,18 @@ class RunCmd:
 class ReproduceCmd:
     """Run every method's claim experiment and write REPORT.md."""
 
-    preset: Literal["smoke", "quick", "full"] | None = None
-    """The preset every method runs with (default: quick; with --resume, the stored one)."""
-    only: str | None = None
-    """Comma-separated method names (default: every installed method; with --resume, the stored ones)."""
+    preset: Literal["smoke", "quick", "full"] = "quick"
+    """The preset every method runs with (with --resume: the stored one; another is refused)."""
+    only: str = ""
+    """Comma-separated method names (default: every installed method; with --resume: the stored ones)."""
     out_dir: Path = Path("runs")
     """Where reproduce-<UTC time>/ is written."""
-    seed: int | None = None
-    """First seed (default: 0; with --resume, the stored one)."""
-    seeds: int | None = None
-    """Seeds per method (seed, seed+1, ...); >= 2 gives intervals (default: 1; with --resume, the stored ones)."""
-    device: str | None = None
-    """auto, cpu, cuda or cuda:N (default: auto; with --resume, the stored one)."""
+    seed: int = 0
+    """First seed (with --resume: the stored one)."""
+    seeds: int = 1
+    """Seeds per method (seed, seed+1, ...); >= 2 gives intervals (with --resume: the stored ones)."""
+    device: str = "auto"
+    """auto, cpu, cuda or cuda:N (with --resume: the stored one)."""
     backend: Literal["process", "ray"] | None = None
     """Local processes or Ray tasks (default: process; with --resume, the resumed reproduce's backend)."""
     jobs: int | None = None
@@ -278,17 +278,20 @@ def _main(argv: list[str]) -> int:
     if isinstance(args, ReproduceCmd):
         from iclr26_shared.reproduce import reproduce
 
-        only = None if args.only is None else [s for s in args.only.split(",") if s.strip()]
+        def given(flag: str) -> bool:  # flags the user typed (None: take the default, or the stored plan)
+            return any(a == flag or a.startswith(f"{flag}=") for a in argv)
+
+        only = [s for s in args.only.split(",") if s.strip()] if given("--only") else None
         if only == []:
             raise UsageError(f"iclr26 reproduce: --only {args.only!r}: names no method (see iclr26 list)")
         report, outcomes = reproduce(
             specs,
-            preset=args.preset,
+            preset=args.preset if given("--preset") else None,
             only=only,
             out_dir=args.out_dir,
-            seed=args.seed,
-            seeds=args.seeds,
-            device=args.device,
+            seed=args.seed if given("--seed") else None,
+            seeds=args.seeds if given("--seeds") else None,
+            device=args.device if given("--device") else None,
             jobs=args.jobs,
             backend=args.backend,
             address=args.address,
