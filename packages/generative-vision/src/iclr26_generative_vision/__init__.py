@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         load_official_elvis,
     )
     from iclr26_generative_vision.retrieval.rrt import RerankingTransformer
+    from iclr26_generative_vision.retrieval.train import DescriptorPairs, train_elvis
 
 _LAZY = {
     "S2Guidance": "iclr26_generative_vision.guidance.s2",
@@ -76,6 +77,8 @@ _LAZY = {
     "chamfer_ot_similarity": "iclr26_generative_vision.retrieval.elvis",
     "load_official_elvis": "iclr26_generative_vision.retrieval.elvis",
     "RerankingTransformer": "iclr26_generative_vision.retrieval.rrt",
+    "DescriptorPairs": "iclr26_generative_vision.retrieval.train",
+    "train_elvis": "iclr26_generative_vision.retrieval.train",
     "retrieval_benchmark": "iclr26_generative_vision.data.retrieval",
     "CausalDeltaEncoder": "iclr26_generative_vision.nn.causal_delta",
     "CausalDeltaModel": "iclr26_generative_vision.nn.causal_delta",
@@ -97,6 +100,8 @@ __all__ = [
     "PairBaseline",
     "BlockMaskSampler",
     "ELViS",
+    "DescriptorPairs",
+    "train_elvis",
     "ClassConditionalDiT",
     "ConditionProjector",
     "FlowModel",

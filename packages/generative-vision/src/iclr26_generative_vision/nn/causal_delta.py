@@ -39,6 +39,7 @@ of its map (:func:`pooled_features`).
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -47,7 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from iclr26_shared.errors import DataError
+from iclr26_shared.errors import CheckpointError, ConfigError, DataError
 
 __all__ = [
     "CausalDeltaEncoder",
@@ -77,6 +78,8 @@ class SmallCNN(nn.Module):
     def __init__(self, channels: Sequence[int] = (32, 64, 128), groups: int = 8, coords: bool = True) -> None:
         super().__init__()
         self.coords = coords
+        self.init_kwargs = {"channels": [int(c) for c in channels], "groups": groups, "coords": coords}
+        """The constructor's arguments (JSON), so that a saved :class:`CausalDeltaModel` rebuilds it."""
         layers: list[nn.Module] = []
         c_in = 5 if coords else 3
         for c in channels:
@@ -172,17 +175,40 @@ class CausalDeltaEncoder(nn.Module):
         self.backbone = backbone
         self.mode = mode
         self.proj_dim = proj_dim
-        c = int(backbone.out_channels)  # pyright: ignore[reportArgumentType]
+        c = getattr(backbone, "out_channels", None)
+        if not isinstance(c, int) or c < 1:
+            raise ConfigError(
+                "backbone", type(backbone).__name__, "a module with an int attribute out_channels (its width C)"
+            )
+        if mode not in ("global", "patch"):
+            raise ConfigError("mode", mode, "'global' (model A) or 'patch' (model B)")
         self.projector = _mlp(c, proj_hidden, proj_dim)
 
     def embed(self, x: Tensor) -> Tensor:
         """φ(x): ``[B, l]`` (global) or ``[B, P, l]`` (patch)."""
+        c = int(cast(nn.Linear, self.projector[0]).in_features)
         if self.mode == "global":
-            return self.projector(pooled_features(self.backbone, x))
-        return self.projector(self.backbone(x).flatten(2).transpose(1, 2))
+            f = pooled_features(self.backbone, x)
+            if f.dim() != 2 or f.shape[1] != c:
+                raise DataError(f"backbone: pooled features are {tuple(f.shape)}, expected [B, {c}] (its out_channels)")
+            return self.projector(f)
+        fmap = self.backbone(x)
+        if fmap.dim() != 4 or fmap.shape[1] != c:
+            raise DataError(f"backbone: feature map is {tuple(fmap.shape)}, expected [B, {c}, h, w] (its out_channels)")
+        return self.projector(fmap.flatten(2).transpose(1, 2))
 
     def forward(self, x: Tensor, x_after: Tensor) -> Tensor:
         """δ = φ(x̃) − φ(x); both images go through the backbone in one batch."""
+        if x.dim() != 4 or x.shape != x_after.shape:
+            raise DataError(
+                f"x and x_after must be images [B, C, S, S] of one shape, "
+                f"got {tuple(x.shape)} and {tuple(x_after.shape)}"
+            )
+        if x.dtype != x_after.dtype or x.device != x_after.device:
+            raise DataError(f"x_after is {x_after.dtype} on {x_after.device}, x is {x.dtype} on {x.device}")
+        p = next(self.projector.parameters())
+        if x.device != p.device or x.dtype != p.dtype:
+            raise DataError(f"x is {x.dtype} on {x.device}, the model's weights {p.dtype} on {p.device}")
         z = self.embed(torch.cat([x, x_after]))
         z0, z1 = z.chunk(2)
         return z1 - z0
@@ -204,9 +230,84 @@ class CausalDeltaModel(nn.Module):
     ) -> None:
         super().__init__()
         self.encoder = encoder
-        self.top_k = top_k
+        self.top_k, self.num_actions, self.classifier_kind = top_k, num_actions, classifier
         l = encoder.proj_dim  # noqa: E741 - the paper's l
         self.classifier = nn.Linear(l, num_actions) if classifier == "linear" else _mlp(l, l, num_actions)
+
+    def head_config(self) -> dict[str, Any]:
+        """The JSON values that rebuild this model around a backbone (widths, mode, classifier, Top-K)."""
+        enc = self.encoder
+        return {
+            "num_actions": self.num_actions,
+            "classifier": self.classifier_kind,
+            "top_k": self.top_k,
+            "proj_dim": enc.proj_dim,
+            "proj_hidden": int(cast(nn.Linear, enc.projector[0]).out_features),
+            "mode": enc.mode,
+        }
+
+    def save_pretrained(self, folder: str | Path, *, backbone_init: dict[str, Any] | None = None) -> Path:
+        """Save the model to ``folder``: ``config.json`` (the head's settings and how to rebuild the backbone),
+        ``model.safetensors`` (the projector and classifier) and the backbone beside them (see
+        :mod:`iclr26_generative_vision.nn.backbone_io`: a ViT or hub model by its own ``save_pretrained`` in
+        ``backbone/``, any other module as its class name + ``backbone_init`` constructor arguments (JSON; default
+        its ``init_kwargs`` attribute) + ``backbone.safetensors``). Returns the folder."""
+        from safetensors.torch import save_file
+
+        from iclr26_generative_vision.nn.backbone_io import save_backbone
+
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        spec = save_backbone(self.encoder.backbone, out, init=backbone_init)
+        head = {
+            k: v.detach().contiguous().clone()
+            for k, v in self.state_dict().items()
+            if not k.startswith("encoder.backbone.")
+        }
+        save_file(head, str(out / "model.safetensors"))
+        config = {
+            "class": "iclr26_generative_vision.nn.causal_delta:CausalDeltaModel",
+            **self.head_config(),
+            "backbone": spec,
+        }
+        (out / "config.json").write_text(json.dumps(config, indent=1))
+        return out
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path, *, backbone: nn.Module | type | None = None) -> CausalDeltaModel:
+        """Load a model :meth:`save_pretrained` wrote, bit for bit. ``backbone``: the user's backbone class (built
+        with the saved constructor arguments) or an instance (the saved weights go into it), needed for a class
+        outside this workspace's packages and transformers/diffusers (never imported from a saved name).
+
+        Raises:
+            CheckpointError: a missing or malformed file, or a backbone that cannot be rebuilt (one line, naming
+                the class and what to pass).
+        """
+        from safetensors.torch import load_file
+
+        from iclr26_generative_vision.nn.backbone_io import load_backbone
+
+        where = Path(folder)
+        try:
+            config = json.loads((where / "config.json").read_text())
+        except (OSError, ValueError) as err:
+            raise CheckpointError(f"{where / 'config.json'}: not a readable CausalDeltaModel config ({err})") from None
+        keys = ("num_actions", "classifier", "top_k", "proj_dim", "proj_hidden", "mode", "backbone")
+        if not isinstance(config, dict) or any(k not in config for k in keys):
+            raise CheckpointError(f"{where / 'config.json'}: not a CausalDeltaModel config (needs {', '.join(keys)})")
+        net = load_backbone(config["backbone"], where, backbone)
+        encoder = CausalDeltaEncoder(net, int(config["proj_dim"]), int(config["proj_hidden"]), config["mode"])
+        model = cls(encoder, int(config["num_actions"]), classifier=config["classifier"], top_k=int(config["top_k"]))
+        file = where / "model.safetensors"
+        if not file.is_file():
+            raise CheckpointError(f"{file}: the saved head weights are missing")
+        missing, unexpected = model.load_state_dict(load_file(str(file)), strict=False)
+        missing = [k for k in missing if not k.startswith("encoder.backbone.")]
+        if missing or unexpected:
+            raise CheckpointError(
+                f"{file}: head weights do not fit (missing {missing[:3]}, unexpected {unexpected[:3]})"
+            )
+        return model.eval()
 
     def forward(self, x: Tensor, x_after: Tensor) -> dict[str, Tensor]:
         delta = self.encoder(x, x_after)
