@@ -101,11 +101,27 @@ PINNED_SELECTIVE: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+#: Optimiser and protocol of each task in every preset (issue 53): state and copy take the official trainers'
+#: settings (configs/state_tracking/trainer/trainer.yaml: AdamW β2 0.999, weight decay 1e-6, no clipping,
+#: cosine from step 0, best validation checkpoint, max_val_acc 0.99; configs/copying/trainer/trainer.yaml:
+#: β2 0.999, weight decay 0.1, clip 1.0, linear schedule with 10 % warm-up); MQAR and LM keep the top-level
+#: AdamW (0.9, 0.95), decay 0.1, clip 1, 10 % warm-up, cosine, final model.
+_TOP = {"beta2": 0.95, "weight_decay": 0.1, "grad_clip": 1.0, "warmup_frac": 0.1, "schedule": "cosine"}
+PINNED_TRAINING: dict[str, dict[str, Any]] = {
+    "state": {"beta2": 0.999, "weight_decay": 1e-6, "grad_clip": 0.0, "warmup_frac": 0.0, "schedule": "cosine",
+              "select_best": True, "stop_at": 0.99},
+    "copy": {"beta2": 0.999, "weight_decay": 0.1, "grad_clip": 1.0, "warmup_frac": 0.1, "schedule": "linear",
+             "select_best": True, "stop_at": 0.0},
+    "mqar": {**_TOP, "select_best": False, "stop_at": 0.0},
+    "lm": {**_TOP, "select_best": False, "stop_at": 0.0},
+}  # fmt: skip
+
+
 @pytest.mark.parametrize(("preset", "task"), sorted(PINNED))
 def test_presets_resolve_to_the_pinned_settings(preset: str, task: str) -> None:
     got = PRESETS[preset].settings(task).to_dict()
     want = {"task": task, **dict(zip(_ROW, PINNED[(preset, task)], strict=True))}
-    want.update(group="S2", selective=PINNED_SELECTIVE[task])
+    want.update(group="S2", selective=PINNED_SELECTIVE[task], training=PINNED_TRAINING[task])
     assert got == want
     assert all(type(got[k]) is type(v) for k, v in want.items()), "types differ (e.g. an int where a float was)"
 
@@ -157,6 +173,10 @@ def _replace(cfg: SelectiveRopeConfig, changes: dict[str, Any]) -> SelectiveRope
         ({"lm.positions": ()}, "lm.positions"),
         ({"lm.positions": ("rope", "rope")}, "lm.positions"),
         ({"lm.positions": ("alibi",)}, "lm.positions[0]"),
+        ({"lm.stop_at": 0.99}, "lm.stop_at"),  # stopping needs the validation of select_best
+        ({"state.stop_at": 1.5}, "state.stop_at"),
+        ({"copy.beta2": 1.0}, "copy.beta2"),
+        ({"state.grad_clip": -1.0}, "state.grad_clip"),
     ],
 )
 def test_bad_configs_raise(changes: dict, field: str) -> None:
@@ -178,6 +198,18 @@ def test_overrides_and_mqar_vocabulary() -> None:
     assert (mqar.mqar_kv_pairs, mqar.vocab_size) == (8, 300)
     with pytest.raises(ConfigError, match="below the MQAR vocabulary"):
         _replace(full, {"mqar.vocab_size": 100})  # vocabulary must exceed T = 256
+
+
+def test_task_optimiser_overrides_and_top_level_fallback() -> None:
+    """A task's None optimiser fields take the top-level values; set ones override them."""
+    cfg = dataclasses.replace(PRESETS["quick"], weight_decay=0.3, grad_clip=2.0, warmup_frac=0.2)
+    assert cfg.settings("lm").training["weight_decay"] == 0.3 and cfg.settings("mqar").training["grad_clip"] == 2.0
+    assert cfg.settings("state").training["weight_decay"] == 1e-6  # the official value, set on the task
+    cfg = _replace(cfg, {"state.weight_decay": None, "state.warmup_frac": None, "copy.stop_at": 0.99})
+    assert (
+        cfg.settings("state").training["weight_decay"] == 0.3 and cfg.settings("state").training["warmup_frac"] == 0.2
+    )
+    assert cfg.settings("copy").training["stop_at"] == 0.99
 
 
 def test_positions_per_task() -> None:
@@ -226,7 +258,11 @@ def _help(preset: str) -> str:
 
 def test_help_shows_the_task_flags_with_real_defaults() -> None:
     text = _help("quick")
-    assert "{None" not in text and "default: None" not in text
+    # the per-task optimiser overrides are the one legitimate None (the top-level value); nothing else is
+    fallback = r"--\w+\.(weight-decay|grad-clip|warmup-frac) \{None\}\|FLOAT .*?\(default: [^)]*\)"
+    assert len(re.findall(fallback, text)) == 12
+    rest = re.sub(fallback, "", text)
+    assert "{None" not in rest and "default: None" not in rest
     for flag in (
         "--state.steps",
         "--copy.max-len",

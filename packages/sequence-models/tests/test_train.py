@@ -4,7 +4,9 @@ SequenceModel's step bit for bit; an interrupted compare run resumes from finish
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -14,7 +16,7 @@ from iclr26_sequence_models.methods.selective_rope.config import PRESETS
 from iclr26_sequence_models.methods.selective_rope.model import build_model
 from iclr26_sequence_models.methods.selective_rope.spec import SPEC
 from iclr26_sequence_models.methods.selective_rope.tasks import make_task
-from iclr26_sequence_models.methods.selective_rope.train import make_optimizer, train_one
+from iclr26_sequence_models.methods.selective_rope.train import lr_at, train_one
 from iclr26_sequence_models.nn.hf import SelectiveRopeForCausalLM
 from iclr26_sequence_models.nn.model import SequenceModel
 from iclr26_shared.runner import CommonFlags, execute
@@ -36,9 +38,9 @@ def test_lm_loss_decreases_on_bible_bytes() -> None:
 def _old_path_step(task_name: str, position: str, seed: int) -> tuple[SequenceModel, dict, float]:
     """One training step as the experiment ran it before it trained through the transformers class
     (build_model + train_one of commit 16558c9, written out): a bare SequenceModel drawn after
-    manual_seed(seed), mean cross-entropy over the labelled tokens in fp32, clip, AdamW at the step-0 lr of
-    a 1-step run (warm-up of max(1, int(0.1)) = 1 step: the peak lr). Returns the model, its initial
-    weights and the loss."""
+    manual_seed(seed), mean cross-entropy over the labelled tokens in fp32, clip (when the task clips), AdamW
+    (no decay on 1-d parameters; the task's β2 and decay) at the step-0 lr of a 1-step run (warm-up of
+    max(1, int(0.1)) = 1 step: the peak lr). Returns the model, its initial weights and the loss."""
     cfg = PRESETS["smoke"]
     s = cfg.settings(task_name)
     task = make_task(s, seed=0)
@@ -58,15 +60,22 @@ def _old_path_step(task_name: str, position: str, seed: int) -> tuple[SequenceMo
         layer_options=layer_options,
     ).train()
     init = {k: v.clone() for k, v in model.state_dict().items()}
-    opt = make_optimizer(model, s.lr, cfg.weight_decay)
-    for group in opt.param_groups:
-        group["lr"] = s.lr
+    opt = torch.optim.AdamW(  # the task's official optimiser (state, copy) or the top-level one (mqar, lm)
+        [
+            {"params": [p for p in model.parameters() if p.dim() >= 2], "weight_decay": s.training["weight_decay"]},
+            {"params": [p for p in model.parameters() if p.dim() < 2], "weight_decay": 0.0},
+        ],
+        lr=s.lr,
+        betas=(0.9, s.training["beta2"]),
+        eps=1e-8,
+    )
     x, y = task.train_batch(0)
     logits, _ = model(x)
     loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
     opt.zero_grad(set_to_none=True)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    if s.training["grad_clip"] > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), s.training["grad_clip"])
     opt.step()
     return model, init, loss.item()
 
@@ -126,3 +135,65 @@ def test_selective_rope_learns_parity_and_rope_does_not() -> None:
         model = build_model(s, position, task.vocab_size)
         acc[position] = train_one(model, task, s, cfg, torch.device("cpu"))["metric"]
     assert acc["selective"] > 0.95 and acc["rope"] < 0.6, acc
+
+
+def test_lr_schedules_by_hand() -> None:
+    """Warm-up to the peak, then cosine or linear decay to 0 (the official copying trainer's linear)."""
+    assert lr_at(0, 100, 1.0, 0.1) == pytest.approx(0.1) and lr_at(9, 100, 1.0, 0.1) == pytest.approx(1.0)
+    assert lr_at(55, 100, 1.0, 0.1, "linear") == pytest.approx(0.5)  # (55 - 10) / 90 of the way
+    assert lr_at(55, 100, 1.0, 0.1, "cosine") == pytest.approx(0.5)  # cos(π/2) at the same point
+    assert lr_at(32, 100, 1.0, 0.1, "linear") == pytest.approx(1 - 22 / 90)
+    assert lr_at(32, 100, 1.0, 0.1, "cosine") == pytest.approx(0.5 * (1 + math.cos(math.pi * 22 / 90)))
+    assert lr_at(0, 100, 2.0, 0.0) == 2.0  # no warm-up: the official state trainer's cosine from step 0
+
+
+class _ScriptedValidation:
+    """The smoke state task with a validation metric read from a script; records the weights it scored."""
+
+    def __init__(self, task: Any, script: list[float]) -> None:
+        self.task, self.script, self.seen, self.batches = task, list(script), [], 0
+        self.vocab_size = task.vocab_size
+
+    def train_batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        self.batches += 1
+        return self.task.train_batch(step)
+
+    def evaluate(self, model: torch.nn.Module, device: torch.device, small: bool = False) -> dict[str, Any]:
+        out = self.task.evaluate(model, device, small)
+        out["weights"] = {k: v.clone() for k, v in model.state_dict().items()}
+        return out
+
+    def validate(self, model: torch.nn.Module, device: torch.device) -> float:
+        self.seen.append({k: v.clone() for k, v in model.state_dict().items()})
+        return self.script[len(self.seen) - 1]
+
+
+@pytest.mark.parametrize(("script", "best", "stopped"), [([0.3, 0.8, 0.5, 0.6], 1, None), ([0.3, 0.5, 0.995], 2, 3)])
+def test_select_best_reports_the_best_validation_checkpoint_and_stops_at_099(
+    script: list[float], best: int, stopped: int | None
+) -> None:
+    """The official protocol: validation every eval point, the test metrics of the best-validation weights,
+    and a stop once validation reaches 0.99 (no further training batch is drawn)."""
+    cfg = PRESETS["smoke"]
+    s = dataclasses.replace(cfg.settings("state"), steps=8, eval_every=2)
+    assert s.training["select_best"] and s.training["stop_at"] == 0.99  # the state task's defaults
+    task = _ScriptedValidation(make_task(s, seed=0), script)
+    torch.manual_seed(0)
+    model = build_model(s, "selective", task.vocab_size)
+    out = train_one(model, task, s, cfg, torch.device("cpu"))  # type: ignore[arg-type]
+    assert out["best_step"] == 2 * (best + 1) and out["best_val_metric"] == script[best]
+    assert out["steps_run"] == (2 * stopped if stopped else 8) == task.batches
+    assert [p["val_metric"] for p in out["curve"]] == script[: len(out["curve"])]
+    final_weights = out["final"]["weights"]  # the test set was scored with the best checkpoint's weights
+    assert all(torch.equal(final_weights[k], v) for k, v in task.seen[best].items())
+    assert any(not torch.equal(final_weights[k], v) for k, v in task.seen[-1].items()) or best == len(task.seen) - 1
+
+
+def test_select_best_off_reports_the_final_model() -> None:
+    cfg = PRESETS["smoke"]
+    s = dataclasses.replace(cfg.settings("mqar"), steps=4, eval_every=2)
+    assert not s.training["select_best"]
+    torch.manual_seed(0)
+    task = make_task(s, seed=0)
+    out = train_one(build_model(s, "rope", task.vocab_size), task, s, cfg, torch.device("cpu"))
+    assert out["steps_run"] == 4 and "best_step" not in out and "val_metric" not in out["curve"][0]

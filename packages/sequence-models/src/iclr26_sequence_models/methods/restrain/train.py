@@ -448,7 +448,8 @@ def _train_variant(
             if (step + 1) % every == 0 or step + 1 == cfg.steps:
                 point = {"step": step + 1, **evaluate(policy, codec, task, curve_set, cfg, run_dir.seed + 17)}
                 curve.append(point)
-                run_dir.log(step_offset + step + 1, variant=variant, **diag, curve_pass1=point["pass@1"])
+                logged: dict[str, Any] = {**diag, "curve_pass1": point["pass@1"]}
+                run_dir.log(step_offset + step + 1, variant=variant, **logged)
             bar.advance(loss=diag["loss"])
     final = evaluate(policy, codec, task, task.splits["test"], cfg, run_dir.seed + 29)
     run_dir.save_model(variant, merged(policy), extra=_model_extra(cfg, codec, variant))

@@ -3,20 +3,23 @@ tracking, copying, MQAR and language modelling), checked on ``results.json`` (on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from iclr26_shared.spec import Claim
 from iclr26_shared.tables import markdown_table
 
-__all__ = ["COPY_MARGIN", "LM_MARGIN", "MQAR_MARGIN", "STATE_MARGIN", "claims", "report"]
+__all__ = ["COPY_MARGIN", "LM_MARGIN", "MQAR_MARGIN", "SOLVED", "claims", "report", "solved"]
 
 
 #: Tolerance added to a task's chance level: a side within it of chance has learned nothing measurable.
 CHANCE_TOLERANCE = 0.02
-#: State tracking: the gap Selective RoPE must open over the best baseline (solving, e.g. >= 0.9, where the
-#: baselines stay within 0.1 of chance on S2 leaves a gap of about 0.3 or more).
-STATE_MARGIN = 0.3
+#: State tracking: a run *solves* the word problem when its test token accuracy at the test length (of the
+#: best-validation checkpoint) reaches this, the official harness's stopping level (``max_val_acc`` 0.99).
+#: The paper's claim is about solving, so it is counted per seed: a mean accuracy over seeds mixes solved
+#: runs (~1.0) with failed ones (~0.5, chance) into a number that says neither.
+SOLVED = 0.99
 #: Copying: token accuracy by which Selective RoPE must beat the best baseline. The quick evaluation scores
 #: 64 strings per length over 4 lengths beyond training; the 3-seed spread of the best baseline was 0.004 and of
 #: Selective RoPE 0.013 (README), so 0.02 is about one seed standard deviation above a tie.
@@ -46,6 +49,12 @@ def _plus(value: float | None, tol: float) -> float | None:
     return None if value is None else value + tol
 
 
+def solved(accuracy: float) -> float:
+    """1.0 when a state-tracking run solved the task (test accuracy >= :data:`SOLVED`), else 0.0 (NaN stays
+    NaN). Per seed the claims compare these indicators; over seeds their mean is the success rate."""
+    return accuracy if math.isnan(accuracy) else float(accuracy >= SOLVED)
+
+
 def claims(results: Mapping[str, Any]) -> list[Claim]:
     """The paper's claims, for each task that ran with the positions it compares; every claim against
     "the baselines" compares with the best of RoPE and NoPE."""
@@ -56,31 +65,27 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
     tasks = results.get("tasks", {})
     if sel["state"] is not None and rope["state"] is not None and nope["state"] is not None:
         s = tasks["state"]["settings"]
-        chance = _final(results, "state", "chance")
-        best_base = max(rope["state"], nope["state"])
         where = (
             f"{s['group']} word problem, {s['num_layers']}-layer {s['layer'].upper()}, "
             f"train {s['seq_len']} / test {s['eval_len']}"
         )
-        metric = f"token accuracy @ {s['eval_len']}"
+        metric = f"solved (1) or not (0): token accuracy @ {s['eval_len']} >= {SOLVED} (over seeds: success rate)"
         paper = "Sel. RoPE solves and extrapolates parity; RoPE/NoPE fail (state-tracking experiments)"
         out += [
             Claim(
-                claim=f"{where}: Selective RoPE beats the best of RoPE and NoPE by a wide margin "
-                f"(>= {STATE_MARGIN} accuracy: it solves the task where they fail)",
+                claim=f"{where}: Selective RoPE solves the task (>= {SOLVED} at the test length) in more seeds "
+                "than the best of RoPE and NoPE",
                 metric=f"{metric} (baseline: best of RoPE, NoPE)",
-                ours=sel["state"],
-                baseline=best_base,
+                ours=solved(sel["state"]),
+                baseline=max(solved(rope["state"]), solved(nope["state"])),
                 better="higher",
-                margin=STATE_MARGIN,
-                chance=_plus(chance, CHANCE_TOLERANCE),
                 paper=paper,
             ),
             Claim(
-                claim=f"{where}: Selective RoPE reaches high accuracy (>= 0.9)",
+                claim=f"{where}: Selective RoPE solves the task (>= {SOLVED} at the test length) in most seeds",
                 metric=metric,
-                ours=sel["state"],
-                threshold=0.9,
+                ours=solved(sel["state"]),
+                threshold=0.5,
                 better="higher",
                 paper=paper,
             ),
@@ -147,6 +152,8 @@ def report(results: Mapping[str, Any]) -> str:
             details = {k: v for k, v in r["final"].items() if k not in ("metric", "acc_by_position")}
             if "sweep" in r:
                 details = {"lr": r["lr"], **r["variant"], **details}
+            if "best_step" in r:  # select_best: the test metrics are the best-validation checkpoint's
+                details = {"best step": r["best_step"], "steps run": r["steps_run"], **details}
             text = ", ".join(f"{k}={_fmt(v)}" for k, v in details.items())
             rows.append([pos, f"{r['metric']:.4f}", r["params"], f"{r['train_seconds']:.0f}", text])
         lines += [markdown_table(["position", "headline metric", "params", "train s", "details"], rows), ""]

@@ -83,6 +83,7 @@ class TaskSettings:
     copy_eval_lengths: tuple[int, ...] = (32, 64, 128)
     group: str
     selective: dict[str, Any]
+    training: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (results.json)."""
@@ -153,7 +154,7 @@ class TaskConfig:
     batch_size: PosInt
     """Sequences per step."""
     lr: PosFloat
-    """Peak AdamW learning rate (linear warm-up, cosine decay)."""
+    """Peak AdamW learning rate (linear warm-up, then ``schedule``)."""
     seq_len: PosInt
     """Training sequence length T."""
     eval_size: PosInt
@@ -163,6 +164,22 @@ class TaskConfig:
     positions: Annotated[tuple[Position, ...], at.MinLen(1)] = POSITIONS
     """Position encodings trained on this task under ``--compare`` (in the order nope, rope, selective);
     ``--no-compare`` trains only ``--position``."""
+    beta2: Annotated[float, at.Interval(gt=0, lt=1)] = 0.95
+    """AdamW β2 (β1 0.9, ε 1e-8; state and copy: 0.999, the official trainers')."""
+    weight_decay: NonNegFloat | None = None
+    """AdamW weight decay on this task (never on biases, norms, gains); None: the top-level ``weight_decay``."""
+    grad_clip: NonNegFloat | None = None
+    """Gradient-norm clip on this task (0: none); None: the top-level ``grad_clip``."""
+    warmup_frac: Annotated[float, at.Interval(ge=0, lt=1)] | None = None
+    """Fraction of steps of linear warm-up on this task; None: the top-level ``warmup_frac``."""
+    schedule: Literal["cosine", "linear"] = "cosine"
+    """Learning-rate decay to 0 after the warm-up: cosine, or linear (the official copying trainer)."""
+    select_best: bool = False
+    """The official state-tracking protocol: at every eval point evaluate the *validation* set at the test
+    length, keep the best checkpoint, and report the test metrics of that checkpoint (off: the final model)."""
+    stop_at: Annotated[float, at.Interval(ge=0, le=1)] = 0.0
+    """With ``select_best``: stop once the validation metric reaches this (official state tracking: 0.99);
+    0: train every step."""
     temp_type: Literal["rope", "rfa"] = "rope"
     """Selective RoPE temperature spectrum ω."""
     temp_theta: PosFloat = 500_000.0
@@ -190,7 +207,9 @@ class TaskConfig:
             raise ConfigError(field, err.value, err.expected) from None
 
     def _check(self) -> None:
-        """Cross-field rules (head sizes, spectrum); subclasses add their task's."""
+        """Cross-field rules (head sizes, spectrum, protocol); subclasses add their task's."""
+        if self.stop_at > 0 and not self.select_best:
+            raise ConfigError("stop_at", self.stop_at, "0 unless select_best is on (it stops on the validation metric)")
         if len(set(self.positions)) != len(self.positions):
             raise ConfigError("positions", self.positions, "distinct positions")
         if self.hidden_size % self.num_heads:
@@ -212,6 +231,18 @@ class TaskConfig:
         """This task's entries of :class:`TaskSettings` beyond the common ones."""
         return {}
 
+    def training(self, weight_decay: float, grad_clip: float, warmup_frac: float) -> dict[str, Any]:
+        """The optimiser and protocol of this task, the top-level values filling the fields left None."""
+        return {
+            "beta2": self.beta2,
+            "weight_decay": weight_decay if self.weight_decay is None else self.weight_decay,
+            "grad_clip": grad_clip if self.grad_clip is None else self.grad_clip,
+            "warmup_frac": warmup_frac if self.warmup_frac is None else self.warmup_frac,
+            "schedule": self.schedule,
+            "select_best": self.select_best,
+            "stop_at": self.stop_at,
+        }
+
 
 @_task_flags("state")
 @dataclass(frozen=True, kw_only=True)
@@ -220,6 +251,18 @@ class StateConfig(TaskConfig):
 
     eval_len: PosInt
     """Test sequence length (paper: 512, 4x the training length)."""
+    beta2: Annotated[float, at.Interval(gt=0, lt=1)] = 0.999
+    """AdamW β2 (official state-tracking trainer: 0.999)."""
+    weight_decay: NonNegFloat | None = 1e-6
+    """AdamW weight decay (official: 1e-6); None: the top-level ``weight_decay``."""
+    grad_clip: NonNegFloat | None = 0.0
+    """Gradient-norm clip (official: none, 0); None: the top-level ``grad_clip``."""
+    warmup_frac: Annotated[float, at.Interval(ge=0, lt=1)] | None = 0.0
+    """Warm-up fraction (official: cosine annealing from the first step, 0); None: the top-level value."""
+    select_best: bool = True
+    """Official protocol: validation at the test length every eval point, test metrics of the best checkpoint."""
+    stop_at: Annotated[float, at.Interval(ge=0, le=1)] = 0.99
+    """Stop once the validation accuracy reaches this (official ``max_val_acc`` 0.99); 0: never."""
 
     def task_settings(self) -> dict[str, Any]:
         return {"eval_len": self.eval_len}
@@ -236,6 +279,18 @@ class CopyConfig(TaskConfig):
     """Longest training string (the headline is the accuracy beyond it)."""
     eval_lengths: Annotated[tuple[PosInt, ...], at.MinLen(1)]
     """String lengths of the test sets."""
+    beta2: Annotated[float, at.Interval(gt=0, lt=1)] = 0.999
+    """AdamW β2 (official copying trainer: 0.999)."""
+    weight_decay: NonNegFloat | None = 0.1
+    """AdamW weight decay (official: 0.1); None: the top-level ``weight_decay``."""
+    grad_clip: NonNegFloat | None = 1.0
+    """Gradient-norm clip (official: 1.0); None: the top-level ``grad_clip``."""
+    warmup_frac: Annotated[float, at.Interval(ge=0, lt=1)] | None = 0.1
+    """Warm-up fraction (official: 0.1 of the steps); None: the top-level value."""
+    schedule: Literal["cosine", "linear"] = "linear"
+    """Decay after the warm-up (official: transformers' linear schedule to 0)."""
+    select_best: bool = True
+    """Validation beyond the training lengths every eval point, test metrics of the best checkpoint."""
 
     def _check(self) -> None:
         super()._check()
@@ -477,11 +532,12 @@ class SelectiveRopeConfig:
     lm: LmConfig = _QUICK.lm
     """Byte-level LM: host model, budget, Selective RoPE switches."""
     weight_decay: NonNegFloat = 0.1
-    """AdamW weight decay (not applied to biases, norms, gains)."""
+    """AdamW weight decay (not applied to biases, norms, gains) of the tasks whose own ``weight_decay`` is None
+    (MQAR, LM; state and copy default to the official trainers' values)."""
     warmup_frac: Annotated[float, at.Interval(ge=0, lt=1)] = 0.1
-    """Fraction of steps of linear warm-up."""
+    """Fraction of steps of linear warm-up of the tasks whose own ``warmup_frac`` is None."""
     grad_clip: PosFloat = 1.0
-    """Gradient-norm clip."""
+    """Gradient-norm clip of the tasks whose own ``grad_clip`` is None."""
     phi_proj_rank: PosInt = 32
     """Rank r of the low-rank phase projection (32 in every official config; the module's default is 16)."""
     gate_parametrization: Literal["standard", "low-rank", "gla"] = "standard"
@@ -562,6 +618,7 @@ class SelectiveRopeConfig:
             eval_every=t.eval_every,
             group=self.group,
             selective=sel,
+            training=t.training(self.weight_decay, self.grad_clip, self.warmup_frac),
             **t.task_settings(),
         )
 

@@ -35,26 +35,30 @@ from iclr26_sequence_models.nn.hf import SelectiveRopeForCausalLM
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
 
-__all__ = ["dry_run", "make_optimizer", "next_token_loss", "run", "sharded_loss", "train_one"]
+__all__ = ["dry_run", "lr_at", "make_optimizer", "next_token_loss", "run", "sharded_loss", "train_one"]
 
 
-def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
-    """AdamW(β = 0.9, 0.95, ε = 1e-8); no decay on 1-d parameters and those marked ``_no_weight_decay``."""
+def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float, beta2: float = 0.95) -> torch.optim.AdamW:
+    """AdamW(β = 0.9, ``beta2``, ε = 1e-8); no decay on 1-d parameters and those marked ``_no_weight_decay``."""
     decay, no_decay = [], []
     for p in model.parameters():
         if not p.requires_grad:
             continue
         (no_decay if p.dim() < 2 or getattr(p, "_no_weight_decay", False) else decay).append(p)
     groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), eps=1e-8)
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, beta2), eps=1e-8)
 
 
-def _lr_at(step: int, total: int, peak: float, warmup_frac: float) -> float:
+def lr_at(step: int, total: int, peak: float, warmup_frac: float, schedule: str = "cosine") -> float:
+    """Learning rate of step ``step`` (0-based) of ``total``: linear warm-up over ``warmup_frac`` of the steps
+    (at least one), then cosine or linear decay to 0 at ``total``."""
     warm = max(1, int(total * warmup_frac))
     if step < warm:
         return peak * (step + 1) / warm
-    progress = (step - warm) / max(1, total - warm)
-    return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+    progress = min(1.0, (step - warm) / max(1, total - warm))
+    if schedule == "linear":
+        return peak * (1.0 - progress)
+    return peak * 0.5 * (1 + math.cos(math.pi * progress))
 
 
 def next_token_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -85,15 +89,24 @@ def train_one(
     tag: dict[str, Any] | None = None,
     dist: DistContext | None = None,
 ) -> dict[str, Any]:
-    """Train ``model`` on ``task`` for ``s.steps`` steps; returns the final metrics and the learning curve.
+    """Train ``model`` on ``task`` for ``s.steps`` steps; returns the test metrics and the learning curve.
 
-    ``dist`` (default: the run directory's) splits each step's batch over the ranks of a torchrun launch.
+    The optimiser is ``s.training``'s (β2, weight decay, clip, warm-up, schedule). With ``select_best`` (state
+    and copy: the official state-tracking protocol) every eval point also scores the task's *validation* set
+    at the test length (``task.validate``), the best-validation weights are kept, training stops once the
+    validation metric reaches ``stop_at`` (> 0), and the model is returned with the best weights, whose test
+    metrics are reported (``best_step``, ``best_val_metric``, ``steps_run``). ``dist`` (default: the run
+    directory's) splits each step's batch over the ranks of a torchrun launch.
     """
     dist = dist or (run.dist if run is not None else DistContext())
     model.to(device).train()  # pyright: ignore[reportArgumentType]  (transformers' decorated .to)
     net = dist.wrap(model)
-    opt = make_optimizer(model, s.lr, cfg.weight_decay)
+    tr = s.training
+    opt = make_optimizer(model, s.lr, tr["weight_decay"], tr["beta2"])
     every = s.eval_every or max(1, s.steps // 10)
+    higher = HIGHER_IS_BETTER[s.task]
+    best: dict[str, Any] = {}  # step, val_metric and weights of the best-validation checkpoint
+    steps_run = 0
     curve: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     desc = f"{s.task}/{(tag or {}).get('position', '')}"
@@ -104,7 +117,7 @@ def train_one(
             bar.__enter__()
         for step in range(s.steps):
             for group in opt.param_groups:
-                group["lr"] = _lr_at(step, s.steps, s.lr, cfg.warmup_frac)
+                group["lr"] = lr_at(step, s.steps, s.lr, tr["warmup_frac"], tr["schedule"])
             x, y = task.train_batch(step)
             if dist.distributed:
                 n_labelled = int((y != IGNORE_INDEX).sum())
@@ -118,32 +131,53 @@ def train_one(
                 raise FloatingPointError(f"{desc}: loss became {loss.item()} at step {step}")
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            if tr["grad_clip"] > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), tr["grad_clip"])
             opt.step()
             losses.append(loss.item())
+            steps_run = step + 1
+            stop = False
             if (step + 1) % every == 0 or step + 1 == s.steps:
                 model.eval()
                 metric = task.evaluate(model, device, small=True)["metric"]
+                point = {"step": step + 1, "loss": 0.0, "metric": metric}
+                if tr["select_best"]:
+                    val = task.validate(model, device)
+                    point["val_metric"] = val
+                    if not best or (val > best["val_metric"] if higher else val < best["val_metric"]):
+                        weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                        best = {"step": step + 1, "val_metric": val, "weights": weights}
+                    target = tr["stop_at"]
+                    stop = target > 0 and (val >= target if higher else val <= target)
                 model.train()
-                mean_loss = dist.mean({"loss": sum(losses[-every:]) / len(losses[-every:])})["loss"]
-                point = {"step": step + 1, "loss": mean_loss, "metric": metric}
+                point["loss"] = dist.mean({"loss": sum(losses[-every:]) / len(losses[-every:])})["loss"]
                 curve.append(point)
                 if run is not None:
-                    run.log(step_offset + step + 1, **(tag or {}), train_loss=point["loss"], eval_metric=metric)
+                    logged: dict[str, Any] = {**(tag or {}), "train_loss": point["loss"], "eval_metric": metric}
+                    logged.update({k: point[k] for k in ("val_metric",) if k in point})
+                    run.log(step_offset + step + 1, **logged)
             if bar is not None:
                 bar.advance(loss=losses[-1])
+            if stop:
+                break
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
     model.eval()
+    if best:
+        model.load_state_dict(best["weights"])
     final = task.evaluate(model, device)
-    return {
+    out = {
         "final": final,
         "metric": final["metric"],
         "curve": curve,
         "params": model.num_parameters(only_trainable=True),
         "train_seconds": time.perf_counter() - t0,
+        "steps_run": steps_run,
     }
+    if best:
+        out.update(best_step=best["step"], best_val_metric=best["val_metric"])
+    return out
 
 
 def dry_run(cfg: SelectiveRopeConfig, device: torch.device) -> dict[str, Any]:
@@ -157,7 +191,7 @@ def dry_run(cfg: SelectiveRopeConfig, device: torch.device) -> dict[str, Any]:
         torch.manual_seed(0)
         model = build_model(s, "selective", task.vocab_size, cfg.rope_theta)
         model.to(device)  # pyright: ignore[reportArgumentType]  (transformers' decorated .to)
-        opt = make_optimizer(model, s.lr, cfg.weight_decay)
+        opt = make_optimizer(model, s.lr, s.training["weight_decay"], s.training["beta2"])
         x, y = task.train_batch(0)
         loss = next_token_loss(model(input_ids=x.to(device), use_cache=False).logits, y.to(device))
         opt.zero_grad(set_to_none=True)
