@@ -179,8 +179,27 @@ def test_fit_rejects_bad_user_data_in_one_line() -> None:
         fit(net, data["server"], data["clients"][:1], data["test"], num_known=3)
     with pytest.raises(ValueError, match=r"server labels must be integers in \[0, 2\]"):
         fit(net, (data["server"][0], data["server"][1] + 5), data["clients"], data["test"], num_known=3)
-    with pytest.raises(ValueError, match="images must be integers in"):
-        fit(net, (data["server"][0] / 255.0, data["server"][1]), data["clients"], data["test"], num_known=3)
+    with pytest.raises(ValueError, match=r"^float images must lie in \[-1, 1\] .* got values in \[0, 254\]"):
+        fit(net, (data["server"][0] * 1.0, data["server"][1]), data["clients"], data["test"], num_known=3)
+    with pytest.raises(ValueError, match=r"^images must be uint8/integers in \[0, 255\] or floats in \[-1, 1\]"):
+        fit(
+            net, (data["server"][0].astype(np.int64) - 1, data["server"][1]), data["clients"], data["test"], num_known=3
+        )
+
+
+def test_float_images_in_minus_one_one_are_the_uint8_images_the_extractor_sees() -> None:
+    from iclr26_federated.data.augment import normalize
+    from iclr26_federated.methods.fedopenmatch.api import to_images
+
+    u8 = np.random.default_rng(0).integers(0, 256, (4, 8, 8), dtype=np.uint8)
+    as_float = normalize(torch.from_numpy(u8))[:, 0]  # what the extractor receives, in [-1, 1]
+    assert float(as_float.min()) >= -1 and float(as_float.max()) <= 1
+    assert np.array_equal(to_images(as_float), u8)  # a float tensor maps back to the same uint8 images
+    assert np.array_equal(to_images(as_float.numpy().astype(np.float32)), u8)
+    assert np.array_equal(to_images(u8.astype(np.int32)), u8)
+    assert np.array_equal(to_images(np.full((1, 2, 2), -1.0)), np.zeros((1, 2, 2), np.uint8))
+    with pytest.raises(ValueError, match="got values in"):
+        to_images(np.full((1, 2, 2), np.nan))
 
 
 def test_dry_run_smoke_builds_and_steps() -> None:

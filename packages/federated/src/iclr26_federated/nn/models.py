@@ -7,7 +7,8 @@ gradient stop (FedOpenMatch, OpenReview 5UrPAW3uI1, method section) the OVA head
 :class:`FedOpenMatchNet` (the built-in network) has :class:`huggingface_hub.PyTorchModelHubMixin`:
 ``save_pretrained(dir)`` writes safetensors + its ``__init__`` arguments as ``config.json`` and
 ``FedOpenMatchNet.from_pretrained(dir)`` reads them back from a local folder (offline). An
-:class:`OpenSetNet` around a user's own extractor is a plain module (save its ``state_dict``).
+:class:`OpenSetNet` around a user's own extractor saves and loads the same way: ``config.json`` holds K,
+D and the extractor's class (``module:QualName``) with the arguments that rebuild it.
 
 Normalisation layers are GroupNorm rather than BatchNorm: FedAvg then averages only trainable weights
 (no running statistics or integer counters), the usual choice for non-IID federated training.
@@ -15,7 +16,13 @@ Normalisation layers are GroupNorm rather than BatchNorm: FedAvg then averages o
 
 from __future__ import annotations
 
-from typing import Literal
+import functools
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
 
 import torch
 from huggingface_hub import PyTorchModelHubMixin
@@ -36,6 +43,7 @@ class SmallCNN(nn.Module):
 
     def __init__(self, in_channels: int, width: int = 16) -> None:
         super().__init__()
+        self.config = {"in_channels": in_channels, "width": width}
         w = width
         self.body = nn.Sequential(
             nn.Conv2d(in_channels, w, 3, padding=1, bias=False),
@@ -85,6 +93,7 @@ class ResNet18(nn.Module):
 
     def __init__(self, in_channels: int, width: int = 64) -> None:
         super().__init__()
+        self.config = {"in_channels": in_channels, "width": width}
         w = width
         self.stem = nn.Sequential(nn.Conv2d(in_channels, w, 3, 1, 1, bias=False), _norm(w), nn.ReLU(inplace=True))
         layers: list[nn.Module] = []
@@ -102,16 +111,31 @@ class ResNet18(nn.Module):
         return self.pool(self.layers(self.stem(x)))
 
 
-class OpenSetNet(nn.Module):
+class OpenSetNet(nn.Module, PyTorchModelHubMixin):
     """Shared extractor g + inlier head h_c (K logits) + OVA head h_d (2K logits).
 
     Args:
         extractor: Module mapping ``[B, C, H, W]`` to ``[B, D]`` (any torch model's feature part).
         num_known: K, the number of known classes.
         feature_dim: D; default the extractor's ``out_dim`` attribute.
+        extractor_init: The keyword arguments that rebuild the extractor as ``type(extractor)(**init)``
+            when a saved model is loaded; default the extractor's ``config`` dict (the built-in
+            :class:`SmallCNN` / :class:`ResNet18` have one), else none.
+
+    ``save_pretrained(dir)`` writes ``model.safetensors`` and ``config.json`` (K, D, the extractor's class
+    ``module:QualName`` and its ``init``); ``OpenSetNet.from_pretrained(dir)`` rebuilds it bit for bit. The
+    extractor's class is one you pass (``extractor_classes=[MyNet]``), else it is imported only from a
+    module already imported (``trust_extractor_class=True`` to import it); a class defined inside a
+    function is refused at saving, one that cannot be found or built at loading, each in one line.
     """
 
-    def __init__(self, extractor: nn.Module, num_known: int, feature_dim: int | None = None) -> None:
+    def __init__(
+        self,
+        extractor: nn.Module,
+        num_known: int,
+        feature_dim: int | None = None,
+        extractor_init: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__()
         if feature_dim is None:
             if not hasattr(extractor, "out_dim"):
@@ -122,6 +146,65 @@ class OpenSetNet(nn.Module):
         self.inlier_head = nn.Linear(dim, num_known)
         self.ova_head = nn.Linear(dim, 2 * num_known, bias=False)
         self.num_known = num_known
+        self.feature_dim = dim
+        config = getattr(extractor, "config", None)
+        default = dict(config) if isinstance(config, dict) else {}
+        self.extractor_init: dict[str, Any] = dict(extractor_init) if extractor_init is not None else default
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        if type(self) is OpenSetNet:  # subclasses (FedOpenMatchNet) keep the mixin's own config
+            cls = type(self.extractor)
+            if "<locals>" in cls.__qualname__:
+                raise ValueError(
+                    f"OpenSetNet.save_pretrained: the extractor class {cls.__name__} is defined inside a function; "
+                    "define it at module level so that from_pretrained can find it"
+                )
+            if cls.__module__.startswith("torch.nn") and not self.extractor_init:
+                raise ValueError(
+                    f"OpenSetNet.save_pretrained: the extractor is a torch {cls.__name__}, which its arguments do not "
+                    "rebuild; make it a module-level nn.Module class (with a config dict of its arguments)"
+                )
+            config = {
+                "num_known": self.num_known,
+                "feature_dim": self.feature_dim,
+                "extractor_class": f"{cls.__module__}:{cls.__qualname__}",
+                "extractor_init": self.extractor_init,
+            }
+            (Path(save_directory) / "config.json").write_text(json.dumps(config, sort_keys=True, indent=2))
+        super()._save_pretrained(save_directory)
+
+    @classmethod
+    def _from_pretrained(  # type: ignore[override]
+        cls,
+        *,
+        model_id: str,
+        map_location: str = "cpu",
+        strict: bool = False,
+        extractor_classes: Sequence[type] = (),
+        trust_extractor_class: bool = False,
+        **kwargs: Any,
+    ) -> OpenSetNet:
+        if cls is not OpenSetNet:
+            return super()._from_pretrained(model_id=model_id, map_location=map_location, strict=strict, **kwargs)  # pyright: ignore[reportReturnType]
+        config = json.loads((Path(model_id) / "config.json").read_text())
+        path = str(config.get("extractor_class", "?"))
+        init = config.get("extractor_init") or {}
+        extractor_cls = _find_class(path, extractor_classes, trust_extractor_class)
+        try:
+            extractor = extractor_cls(**init)
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"OpenSetNet.from_pretrained: cannot rebuild the extractor {extractor_cls.__name__}(**{init}): "
+                f"{' '.join(str(err).split())}"
+            ) from None
+        model = cls(extractor, int(config["num_known"]), int(config["feature_dim"]), extractor_init=init)
+        try:  # always strict: a rebuilt extractor that does not match the weights must not load partially
+            return cls._load_as_safetensor(model, str(Path(model_id) / "model.safetensors"), map_location, True)  # pyright: ignore[reportReturnType]
+        except RuntimeError as err:
+            raise ValueError(
+                f"OpenSetNet.from_pretrained: the rebuilt extractor {extractor_cls.__name__}(**{init}) does not "
+                f"match the saved weights ({' '.join(str(err).split())[:300]})"
+            ) from None
 
     def forward(self, x: Tensor, gradient_stop: bool = True) -> tuple[Tensor, Tensor]:
         """Return ``(p [B, K], q [B, K, 2])``; with ``gradient_stop`` q is computed from ``g(x).detach()``."""
@@ -129,6 +212,28 @@ class OpenSetNet(nn.Module):
         p = self.inlier_head(feat)
         q = self.ova_head(feat.detach() if gradient_stop else feat)
         return p, q.view(x.shape[0], self.num_known, 2)
+
+
+def _find_class(path: str, given: Sequence[type], trust: bool) -> Any:
+    """The class ``module:QualName``: one of ``given`` (same path, else same name), else imported from an
+    already imported module (any module when ``trust``); a one-line ``ValueError`` otherwise."""
+    module, _, qual = path.partition(":")
+    found = next((c for c in given if f"{c.__module__}:{c.__qualname__}" == path), None)
+    found = found or next((c for c in given if c.__qualname__ == qual), None)
+    if found is not None:
+        return found
+    if module not in sys.modules and not trust:
+        raise ValueError(
+            f"OpenSetNet.from_pretrained: the extractor class {path} (config.json) is not imported: import "
+            f"{module}, pass extractor_classes=[...] or trust_extractor_class=True"
+        )
+    try:
+        found = functools.reduce(getattr, qual.split("."), importlib.import_module(module))
+    except (ImportError, AttributeError, ValueError) as err:
+        raise ValueError(f"OpenSetNet.from_pretrained: cannot import the extractor class {path} ({err})") from None
+    if not (isinstance(found, type) and issubclass(found, nn.Module)):
+        raise ValueError(f"OpenSetNet.from_pretrained: {path} is not a torch nn.Module class")
+    return found
 
 
 class FedOpenMatchNet(OpenSetNet, PyTorchModelHubMixin):

@@ -65,21 +65,32 @@ class FitResult:
 
 
 def to_images(data: Any, image_column: str = "image") -> np.ndarray:
-    """``uint8 [N, H, W(, 3)]`` from an integer array (values 0..255), a tensor, a list of PIL images /
-    arrays, or a Hugging Face dataset (its ``image_column``); a ``ValueError`` naming what was expected
-    otherwise."""
+    """``uint8 [N, H, W(, 3)]`` from an array, a tensor, a list of PIL images / arrays, or a Hugging Face
+    dataset (its ``image_column``). Accepted values: integers in [0, 255] (uint8 or any integer type), or
+    **floats in [-1, 1]**, the range the extractor receives (``normalize``: ``x / 127.5 − 1``); floats are
+    stored as ``round((x + 1) · 127.5)``, i.e. quantised to the uint8 grid (images in [0, 1]: pass
+    ``2 · x − 1``). Anything else is a ``ValueError`` in one line naming the range it found."""
     if hasattr(data, "column_names"):  # a datasets.Dataset (e.g. a flwr-datasets partition)
         if image_column not in data.column_names:
             raise ValueError(f"the data set has no {image_column!r} column (columns: {data.column_names})")
         column = data.with_format("numpy")[image_column]
         data = column if isinstance(column, np.ndarray) and column.dtype != object else [np.asarray(x) for x in column]
     if isinstance(data, torch.Tensor):
-        data = data.numpy()
+        data = data.detach().cpu().numpy()
     arr = np.stack([np.asarray(x) for x in data]) if isinstance(data, list | tuple) else np.asarray(data)
-    ok_values = np.issubdtype(arr.dtype, np.integer) and (arr.size == 0 or (arr.min() >= 0 and arr.max() <= 255))
-    if not ok_values or arr.ndim not in (3, 4) or (arr.ndim == 4 and arr.shape[-1] != 3):
+    shape_ok = arr.ndim in (3, 4) and (arr.ndim == 3 or arr.shape[-1] == 3)
+    lo, hi = (float(arr.min()), float(arr.max())) if arr.size and arr.dtype != object else (0.0, 0.0)
+    if shape_ok and np.issubdtype(arr.dtype, np.floating):
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo >= -1.0 and hi <= 1.0):
+            raise ValueError(
+                f"float images must lie in [-1, 1] (the extractor's input range; uint8 in [0, 255] also works), "
+                f"got values in [{lo:g}, {hi:g}]"
+            )
+        return np.rint((arr.astype(np.float64) + 1.0) * 127.5).astype(np.uint8)
+    if not shape_ok or not np.issubdtype(arr.dtype, np.integer) or lo < 0 or hi > 255:
         raise ValueError(
-            f"images must be integers in [0, 255] shaped [N, H, W] or [N, H, W, 3], got {arr.dtype} {list(arr.shape)}"
+            "images must be uint8/integers in [0, 255] or floats in [-1, 1], shaped [N, H, W] or [N, H, W, 3]; "
+            f"got {arr.dtype} {list(arr.shape)}" + (f" with values in [{lo:g}, {hi:g}]" if arr.size else "")
         )
     return arr.astype(np.uint8, copy=False)
 
