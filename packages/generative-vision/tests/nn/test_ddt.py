@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 import torch
 
@@ -162,3 +164,144 @@ def test_saves_and_loads_as_a_diffusers_model_and_rejects_other_shapes(tmp_path)
         assert torch.equal(loaded(x, t, y).velocity, model(x, t, y).velocity)
     with pytest.raises(DataError, match=r"sample must be \[B, 1, 8, 8\].*got \[2, 1, 8, 12\]"):
         model(torch.randn(2, 1, 8, 12), t, y)
+
+
+def _copy_block(ours: torch.nn.Module, port: _PortedDDTBlock) -> None:
+    """Our block's weights into the port's names (diffusers' SwiGLU keeps [value, gate] in one projection)."""
+    sd = ours.state_dict()
+    w1, w3 = sd["mlp.net.0.proj.weight"].chunk(2, dim=0)
+    port.load_state_dict(
+        {
+            "norm1_w": sd["norm1.weight"],
+            "norm2_w": sd["norm2.weight"],
+            "q_w": sd["q_norm.weight"],
+            "k_w": sd["k_norm.weight"],
+            "qkv.weight": sd["qkv.weight"],
+            "proj.weight": sd["proj.weight"],
+            "proj.bias": sd["proj.bias"],
+            "w1.weight": w3,
+            "w3.weight": w1,
+            "w2.weight": sd["mlp.net.2.weight"],
+            "ada.weight": sd["adaln.weight"],
+            "ada.bias": sd["adaln.bias"],
+        }
+    )
+
+
+class _PortedDDT(torch.nn.Module):
+    """The whole ``DDT.forward`` of MCG-NJU/DDT (``decoupled_improved_dit.py``) re-derived from its formulas:
+    ``unfold`` patches; ``c = SiLU(t_emb + y_emb)``; encoder ``s = s_embedder(patches)`` through the first
+    ``n_enc`` blocks on ``c``, then ``s = SiLU(t_emb + s)``; decoder ``x = x_embedder(patches)`` through the
+    other blocks on ``s``; ``FinalLayer``: ``Linear(LayerNorm(x)·(1 + scale) + shift)`` with ``(shift, scale)``
+    from ``Linear(s)``; ``fold``. ``forward(..., s=state)`` skips the encoder as the reference does.
+
+    The time features are the reference's ``timestep_embedding`` (``[cos, sin]`` of ``t·exp(−ln P·i/half)``)
+    with our documented deviation (module docstring of ``nn/ddt.py``): ``1000·t`` and ``P = 10000``
+    (diffusers' ``Timesteps``) instead of ``t`` and ``P = 10``."""
+
+    def __init__(
+        self, channels: int, classes: int, hidden: int, heads: int, n_enc: int, n_dec: int, patch: int, grid: int
+    ) -> None:
+        super().__init__()
+        self.patch, self.hidden, self.n_enc = patch, hidden, n_enc
+        d = channels * patch * patch
+        self.s_emb, self.x_emb = torch.nn.Linear(d, hidden), torch.nn.Linear(d, hidden)
+        self.t_mlp = torch.nn.Sequential(torch.nn.Linear(256, hidden), torch.nn.SiLU(), torch.nn.Linear(hidden, hidden))
+        self.y_table = torch.nn.Embedding(classes + 1, hidden)
+        self.blocks = torch.nn.ModuleList(_PortedDDTBlock(hidden, heads, grid) for _ in range(n_enc + n_dec))
+        self.final_ada, self.final_lin = torch.nn.Linear(hidden, 2 * hidden), torch.nn.Linear(hidden, d)
+
+    @staticmethod
+    def t_freq(t: torch.Tensor, scale: float = 1000.0, period: float = 10000.0) -> torch.Tensor:
+        half = 128
+        freqs = torch.exp(-torch.log(torch.tensor(period)) * torch.arange(half, dtype=torch.float32) / half)
+        args = (scale * t.float())[:, None] * freqs[None]
+        return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+    def forward(
+        self, x: torch.Tensor, t: torch.Tensor, y: torch.Tensor, s: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        b, _, h, w = x.shape
+        tokens = torch.nn.functional.unfold(x, kernel_size=self.patch, stride=self.patch).transpose(1, 2)
+        temb = self.t_mlp(self.t_freq(t)).view(b, 1, self.hidden)
+        c = torch.nn.functional.silu(temb + self.y_table(y).view(b, 1, self.hidden))
+        if s is None:
+            s = self.s_emb(tokens)
+            for blk in self.blocks[: self.n_enc]:
+                s = blk(s, c)
+            s = torch.nn.functional.silu(temb + s)
+        out = self.x_emb(tokens)
+        for blk in self.blocks[self.n_enc :]:
+            out = blk(out, s)
+        shift, scale = self.final_ada(s).chunk(2, dim=-1)
+        out = self.final_lin(torch.nn.functional.layer_norm(out, (self.hidden,), eps=1e-6) * (1 + scale) + shift)
+        return torch.nn.functional.fold(out.transpose(1, 2), (h, w), kernel_size=self.patch, stride=self.patch), s
+
+
+def _ours_and_port() -> tuple[DDT, _PortedDDT]:
+    torch.manual_seed(5)
+    ours = DDT(8, 1, 10, patch_size=2, hidden=32, encoder_depth=2, decoder_depth=2, heads=2)
+    port = _PortedDDT(1, 10, 32, 2, 2, 2, 2, 4)
+    with torch.no_grad():
+        for p in ours.parameters():  # random everywhere, the zero-initialised final layer and norm weights too
+            p.copy_(0.3 * torch.randn(p.shape))
+        sd = ours.state_dict()
+        port.s_emb.load_state_dict({"weight": sd["s_embedder.weight"], "bias": sd["s_embedder.bias"]})
+        port.x_emb.load_state_dict({"weight": sd["x_embedder.weight"], "bias": sd["x_embedder.bias"]})
+        port.t_mlp[0].load_state_dict(ours.time_embedding.linear_1.state_dict())
+        port.t_mlp[2].load_state_dict(ours.time_embedding.linear_2.state_dict())
+        port.y_table.load_state_dict(ours.label_embedding.state_dict())
+        port.final_ada.load_state_dict(ours.out_modulation.state_dict())
+        port.final_lin.load_state_dict(ours.proj_out.state_dict())
+        for mine, theirs in zip(ours.blocks, port.blocks, strict=True):
+            _copy_block(mine, cast(_PortedDDTBlock, theirs))
+    return ours.eval(), port.eval()
+
+
+def test_whole_model_matches_a_port_of_ddts_forward() -> None:
+    """Encoder, condition path, decoder and final layer together, on random weights (issue 54)."""
+    ours, port = _ours_and_port()
+    gen = torch.Generator().manual_seed(6)
+    x, t, y = torch.randn(3, 1, 8, 8, generator=gen), torch.tensor([0.05, 0.5, 0.93]), torch.tensor([0, 7, 10])
+    with torch.no_grad():
+        out = ours(x, t, y)
+        v, s = port(x, t, y)
+        torch.testing.assert_close(out.velocity, v, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(out.condition, s, atol=1e-4, rtol=1e-4)  # |s| up to ~10
+        assert float(v.abs().mean()) > 0.1  # not a trivially zero output
+        # the decoder on a cached state (encoder sharing), another time step
+        t2 = torch.tensor([0.3, 0.2, 0.6])
+        torch.testing.assert_close(
+            ours(x, t2, y, condition=out.condition).velocity, port(x, t2, y, s)[0], atol=1e-5, rtol=1e-5
+        )
+
+
+def test_euler_sampler_matches_ddts_sampler_loop() -> None:
+    """Our ``euler_sample`` (CFG interval, encoder sharing every 2 steps) against the reference ``EulerSampler``
+    loop (``stateful_flow_matching/sampling.py``) in DDT's own convention: t_ddt from 0 (noise) to 1 on
+    ``linspace(0, 1 − 1/n, n) ∪ {1}``, the state reset when ``i % refresh == 0``, both branches in one batch
+    ``[uncond, cond]``, CFG only for ``min < t_ddt < max``, ``x ← x + v_ddt·dt``; the network's DDT-convention
+    velocity is ``v_ddt(x, t_ddt) = −v(x, 1 − t_ddt)`` (``flow/matching.py``)."""
+    from iclr26_generative_vision.flow.sampler import euler_sample
+
+    ours, port = _ours_and_port()
+    gen = torch.Generator().manual_seed(7)
+    noise, y = torch.randn(3, 1, 8, 8, generator=gen), torch.tensor([1, 4, 9])
+    n, refresh, scale, g_min, g_max = 4, 2, 2.5, 0.3, 1.0
+    with torch.no_grad():
+        samples, _ = euler_sample(
+            ours, noise, y, num_steps=n, guidance_scale=scale, cfg_interval=(1 - g_max, 1 - g_min), refresh_rate=refresh
+        )
+        steps = torch.cat([torch.linspace(0.0, 1 - 1 / n, n), torch.tensor([1.0])])
+        x, state = noise, None
+        cond = torch.cat([torch.full_like(y, 10), y])
+        for i in range(n):
+            t_cur, dt = float(steps[i]), float(steps[i + 1] - steps[i])
+            if i % refresh == 0:
+                state = None
+            v, state = port(torch.cat([x, x]), torch.full((6,), 1 - t_cur), cond, state)
+            v = -v  # DDT's convention
+            u, c = v.chunk(2)
+            out = u + scale * (c - u) if g_min < t_cur < g_max else c
+            x = x + out * dt
+    torch.testing.assert_close(samples, x, atol=1e-5, rtol=1e-5)
