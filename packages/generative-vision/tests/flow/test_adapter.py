@@ -165,3 +165,37 @@ def test_bad_input_is_one_line_naming_the_argument() -> None:
             HookedFlowModel(dit, line, null_label=10)
         except ConfigError as err:
             assert "\n" not in str(err)
+
+
+def test_bad_input_to_the_ddt_path_is_one_line_naming_the_argument() -> None:
+    from iclr26_generative_vision.nn.ddt import DDT
+
+    torch.manual_seed(0)
+    ddt = DDT(8, 1, 10, patch_size=2, hidden=32, encoder_depth=1, decoder_depth=1, heads=2)
+    x, t, y = _inputs()
+    cases: list[tuple[Any, str]] = [
+        (
+            lambda: draw_paths(x, y[:3], 2, torch.Generator()),
+            r"draw_paths: labels must be an integer tensor \[B\] = \[4\]",
+        ),
+        (lambda: draw_paths(x, y.float(), 2, torch.Generator()), "draw_paths: labels must be an integer"),
+        (lambda: draw_paths(x.long(), y, 2, torch.Generator()), "draw_paths: x must be a float tensor"),
+        (lambda: dupa_loss(torch.randn(2, 5)), r"dupa_loss: projected must be \[K, B, N, D\]"),
+        (lambda: ddt(x, t, y.float()), "DDT: class_labels must be an integer"),
+        (lambda: ddt(x.double(), t, y), "DDT: sample is torch.float64 on cpu, the weights torch.float32"),
+        (lambda: ddt(x, t, y, condition=torch.zeros(4, 16, 8)), r"DDT: condition must be \[B, N, H\] = \[4, 16, 32\]"),
+        (lambda: euler_sample(ddt, x, y[:2], num_steps=2), "euler_sample: class_labels must be an integer tensor"),
+    ]
+    obj = DUPAObjective(ddt, num_paths=2, weight=0.5, align_layer=1, projector=ConditionProjector(32, 8, 4))
+    paths = draw_paths(x, y, 2, torch.Generator().manual_seed(0))
+    cases.append((lambda: obj(paths._replace(x_t=paths.x_t.double())), "DUPAObjective: paths.x_t is torch.float64"))
+    cases.append(
+        (
+            lambda: DUPAObjective(ddt, num_paths=2, weight=0.5, align_layer=3, projector=ConditionProjector(32, 8, 4)),
+            "'align_layer' = 3",
+        )
+    )
+    for call, match in cases:
+        with pytest.raises((DataError, ConfigError), match=match) as err:
+            call()
+        assert "\n" not in str(err.value)

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr26_generative_vision.flow.matching import TimeSampling, add_noise, sample_times, velocity_target
+from iclr26_shared.errors import DataError
 
 __all__ = ["ConditionProjector", "PathBatch", "Predictor", "Resample", "draw_paths", "dupa_loss"]
 
@@ -88,6 +89,8 @@ def dupa_loss(projected: torch.Tensor, *, stop_grad: bool = False, predictor: nn
     ``½[cos(q(p_i), sg p_j) + cos(q(p_j), sg p_i)]`` — the predictor runs on the online side only and the
     target side is stop-gradient, so a pair never pulls both of its projections towards each other.
     """
+    if projected.dim() < 3:
+        raise DataError(f"dupa_loss: projected must be [K, B, N, D] (K paths), got {tuple(projected.shape)}")
     k = projected.shape[0]
     if k < 2:
         raise ValueError(f"DUPA needs at least 2 paths, got {k}")
@@ -132,7 +135,18 @@ def draw_paths(
 ) -> PathBatch:
     """Draw ``num_paths`` independent ``(t_k, ε_k)`` per image of ``x`` ``[B, C, S, S]`` (drawn on the CPU
     generator, moved to ``x``'s device); ``resample`` shares ε (``"time"``) or t (``"noise"``) across paths."""
+    if not isinstance(x, torch.Tensor) or x.dim() < 2 or not x.is_floating_point():
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise DataError(f"draw_paths: x must be a float tensor of images [B, C, S, S], got {got}")
     b = x.shape[0]
+    if labels.shape != (b,) or labels.is_floating_point():
+        raise DataError(
+            f"draw_paths: labels must be an integer tensor [B] = [{b}], got {tuple(labels.shape)} {labels.dtype}"
+        )
+    if labels.device != x.device:
+        raise DataError(f"draw_paths: labels is on {labels.device} but x is on {x.device}")
+    if num_paths < 1:
+        raise DataError(f"draw_paths: num_paths must be >= 1, got {num_paths}")
     t = sample_times(b, time_sampling, generator)
     noise = torch.randn(x.shape, generator=generator)
     ts, noises = [t], [noise]

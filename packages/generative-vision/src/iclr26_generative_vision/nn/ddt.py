@@ -258,6 +258,19 @@ class DDT(ModelMixin, ConfigMixin):
         align_layer: int = 0,
     ) -> DDTOutput:
         """Velocity and token-wise condition; ``condition`` (a cached ``s``) skips the encoder."""
+        from iclr26_generative_vision.flow.adapter import check_flow_inputs
+
+        check_flow_inputs("DDT", sample, timestep, class_labels)
+        weight = self.s_embedder.weight
+        if sample.device != weight.device or sample.dtype != weight.dtype:
+            raise DataError(
+                f"DDT: sample is {sample.dtype} on {sample.device}, the weights {weight.dtype} on {weight.device}"
+            )
+        if condition is not None and tuple(condition.shape) != (sample.shape[0], self.num_tokens, self.hidden):
+            raise DataError(
+                f"DDT: condition must be [B, N, H] = [{sample.shape[0]}, {self.num_tokens}, {self.hidden}], "
+                f"got {tuple(condition.shape)}"
+            )
         t_emb = self.time_embed(timestep)
         hidden = None
         if condition is None:

@@ -99,6 +99,12 @@ class DUPAObjective(nn.Module):
 
     def forward(self, paths: PathBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The losses of one batch of path rows."""
+        weight = next(self.model.parameters(), None)
+        if weight is not None and (paths.x_t.device != weight.device or paths.x_t.dtype != weight.dtype):
+            raise DataError(
+                f"DUPAObjective: paths.x_t is {paths.x_t.dtype} on {paths.x_t.device}, "
+                f"the model's weights {weight.dtype} on {weight.device}"
+            )
         rows = paths.x_t.shape[0]
         if rows % self.num_paths:
             raise DataError(f"DUPAObjective: paths has {rows} rows, not a multiple of num_paths = {self.num_paths}")
