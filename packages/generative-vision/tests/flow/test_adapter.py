@@ -199,3 +199,32 @@ def test_bad_input_to_the_ddt_path_is_one_line_naming_the_argument() -> None:
         with pytest.raises((DataError, ConfigError), match=match) as err:
             call()
         assert "\n" not in str(err.value)
+
+
+def test_an_sd3_style_transformer_through_call_and_output_index() -> None:
+    """SD3's signature (text context + pooled projection, no class labels) through ``call=``; its joint block
+    returns ``(context, image tokens)``, so ``output_index=1`` picks the image tokens."""
+    from diffusers.models.transformers.transformer_sd3 import SD3Transformer2DModel
+
+    torch.manual_seed(0)
+    sd3 = SD3Transformer2DModel(
+        sample_size=8, patch_size=2, in_channels=1, num_layers=2, attention_head_dim=8, num_attention_heads=2,
+        joint_attention_dim=16, caption_projection_dim=16, pooled_projection_dim=16, out_channels=1,
+        pos_embed_max_size=8,
+    )  # fmt: skip
+    table = torch.nn.Embedding(11, 16)  # the user's class → context, label 10 = ∅
+
+    def call(m: torch.nn.Module, x: torch.Tensor, t: torch.Tensor, y: torch.Tensor) -> Any:
+        return m(hidden_states=x, encoder_hidden_states=table(y)[:, None], pooled_projections=table(y), timestep=t)
+
+    flow = HookedFlowModel(sd3, "transformer_blocks.0", null_label=10, call=call, output_index=1)
+    x, t, y = _inputs()
+    seen: list[Any] = []
+    handle = sd3.transformer_blocks[0].register_forward_hook(lambda m, a, o: seen.append(o))
+    out = flow.flow_forward(x, t, y, features=True)
+    handle.remove()
+    assert out.features is not None and torch.equal(out.features, seen[0][1]) and out.features.shape == (4, 16, 16)
+    obj = DUPAObjective(flow, num_paths=2, weight=0.5, projector=ConditionProjector(16, 16, 8))
+    loss, _, align = obj(draw_paths(x, y, 2, torch.Generator().manual_seed(0)))
+    loss.backward()
+    assert -1 <= align.item() <= 1 and cast(Any, sd3.transformer_blocks[0]).attn.to_q.weight.grad is not None
