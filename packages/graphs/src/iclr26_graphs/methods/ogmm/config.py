@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 import annotated_types as at
 
-from iclr26_shared.config import NonNegFloat, PosFloat, PosInt, validate
+from iclr26_shared.config import NonNegFloat, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError
 
 __all__ = ["DATASETS", "PRESETS", "MergeConfig", "OGMMConfig"]
@@ -59,9 +59,18 @@ class MergeConfig:
     """Stage 1: width of the 3-layer edge MLP."""
     lambda_bn: NonNegFloat = 1.0
     """Weight of R_bn in L_gen (the paper: 1)."""
+    lambda_ce: NonNegFloat = 1.0
+    """Weight of the CE term of L_gen (the paper: CE + R_bn + R_conf, weight 1; GFMA: 10)."""
+    bn_form: Literal["squared", "norm"] = "squared"
+    """Stage 1: R_bn with squared norms and the unbiased variance (squared, the paper's Eq. 9 as we read it) or
+    GFMA's unsquared L2 norms with the biased variance (norm)."""
+    edge_sampler: Literal["gumbel", "gfma"] = "gumbel"
+    """Stage 1: the binary Gumbel-softmax of Eq. 8 on symmetric logits (gumbel) or GFMA's form (gfma: the
+    symmetrised probabilities thresholded at 0.9, then a hard Gumbel-softmax over (1 − a, a) with τ = tau;
+    GFMA uses tau 0.1)."""
     lambda_conf: NonNegFloat = 1.0
     """Weight of R_conf (entropy) in L_gen (the paper: 1)."""
-    gate_input: Literal["embeddings", "features"] = "embeddings"
+    gate_input: Literal["embeddings", "features", "features-sum"] = "embeddings"
     """Stage 2: what the gate reads: the frozen experts' pooled hidden embeddings (embeddings, as GMoE gates on
     hidden states; the experts map generated and real graphs into the space they were trained in) or the
     mean-pooled node features (features, the third-party reimplementation; generated features are
@@ -78,6 +87,13 @@ class MergeConfig:
     lambda_gate: NonNegFloat = 0.1
     """λ_gate of the CV² load-balancing loss (the paper: 0.1)."""
     lambda_mask: NonNegFloat = 0.01
+    mask_reg: Literal["l2", "gfma"] = "l2"
+    """Stage 2: R_mask's closeness term: mean_j ‖ω_j − 1‖² (l2, ours) or GFMA's Σ_j |mean ω − η| +
+    |share of |ω − 1| < t − η| with t = mask_t, η = mask_eta (gfma; summed over the experts)."""
+    mask_t: PosFloat = 0.2
+    """Stage 2, mask_reg gfma: the threshold t (GFMA: 0.2; the paper names γ_p, γ_v without values)."""
+    mask_eta: UnitFloat = 0.5
+    """Stage 2, mask_reg gfma: the target share η (GFMA: 0.5)."""
     """λ_mask of R_mask (the paper: 0.01)."""
 
     def __post_init__(self) -> None:

@@ -65,11 +65,13 @@ __all__ = [
     "SoftDenseGATConv",
     "bn_matching_loss",
     "cv_squared",
+    "gfma_adjacency",
     "gumbel_adjacency",
+    "mask_regulariser",
 ]
 
 Arch = Literal["gcn", "gat", "gin"]
-GateInput = Literal["embeddings", "features"]
+GateInput = Literal["embeddings", "features", "features-sum"]
 
 
 class SoftDenseGATConv(DenseGATConv):
@@ -170,13 +172,23 @@ def masked_head_logits(
     return F.linear(pooled, w, b)
 
 
-def bn_matching_loss(expert: nn.Module, bn_inputs: list[torch.Tensor]) -> torch.Tensor:
-    r"""``R_bn = Σ_L ‖μ_L − μ̂_L‖² + ‖σ²_L − σ̂²_L‖²`` (Eq. 9): batch mean and (unbiased, as BatchNorm's
-    running estimate) variance of each BatchNorm input against the expert's running statistics."""
+def bn_matching_loss(
+    expert: nn.Module, bn_inputs: list[torch.Tensor], form: Literal["squared", "norm"] = "squared"
+) -> torch.Tensor:
+    r"""``R_bn = Σ_L ‖μ_L − μ̂_L‖² + ‖σ²_L − σ̂²_L‖²`` (Eq. 9, ``form="squared"``): batch mean and (unbiased, as
+    BatchNorm's running estimate) variance of each BatchNorm input against the expert's running statistics.
+    ``form="norm"`` is GFMA's (DeepInversion's) hook: ``Σ_L ‖σ̂²_L − σ²_L‖₂ + ‖μ̂_L − μ_L‖₂`` with unsquared
+    norms and the biased batch variance."""
     total = torch.zeros((), device=bn_inputs[0].device)
     for bn, h in zip(expert.bns, bn_inputs, strict=True):  # pyright: ignore[reportArgumentType]
         assert isinstance(bn, nn.BatchNorm1d) and bn.running_mean is not None and bn.running_var is not None
         mu = h.mean(0)
+        if form == "norm":
+            var = h.var(0, unbiased=False)
+            total = (
+                total + torch.linalg.vector_norm(bn.running_var - var) + torch.linalg.vector_norm(bn.running_mean - mu)
+            )
+            continue
         var = h.var(0, unbiased=True) if h.size(0) > 1 else torch.zeros_like(mu)
         total = total + ((mu - bn.running_mean) ** 2).sum() + ((var - bn.running_var) ** 2).sum()
     return total
@@ -201,6 +213,26 @@ def gumbel_adjacency(
     if hard:
         return (soft > 0.5).to(soft.dtype) + soft - soft.detach()
     return soft
+
+
+#: GFMA's edge threshold: probabilities at or below it are set to 0 before the Gumbel draw.
+GFMA_EDGE_THRESHOLD = 0.9
+
+
+def gfma_adjacency(probs: torch.Tensor, tau: float = 0.1, generator: torch.Generator | None = None) -> torch.Tensor:
+    r"""GFMA's edge sampler on edge probabilities ``a [G, n, n]``: ``a' = a · [a > 0.9]`` (straight-through:
+    the gradient of ``a``), then a hard Gumbel-softmax (τ, GFMA: 0.1) over the two "logits" ``(1 − a', a')``
+    of each ordered pair, ``Ã_uv = [a' + g₁ > 1 − a' + g₀]`` forward with the soft sample's gradient,
+    independent noise per ordered pair (so Ã need not be symmetric), zero diagonal."""
+    n = probs.size(-1)
+    kept = (probs * (probs > GFMA_EDGE_THRESHOLD).to(probs.dtype) - probs).detach() + probs
+    shape = (*probs.shape, 2)
+    u = torch.rand(shape, generator=generator, device=probs.device).clamp(1e-10, 1 - 1e-10)
+    gumbel = -torch.log(-torch.log(u))
+    soft = ((torch.stack([1 - kept, kept], -1) + gumbel) / tau).softmax(-1)
+    hard = F.one_hot(soft.argmax(-1), 2).to(soft.dtype)
+    sample = (hard - soft.detach() + soft)[..., 1]
+    return sample * (1 - torch.eye(n, device=probs.device, dtype=probs.dtype))
 
 
 class GraphInverter(nn.Module):
@@ -235,12 +267,15 @@ class GraphInverter(nn.Module):
         """``[G, n, d]``: ``X`` or ``softmax(X)``."""
         return self.x.softmax(-1) if self.feature_map == "softmax" else self.x
 
-    def edge_logits(self) -> torch.Tensor:
-        """``[G, n, n]`` symmetric ``log a − log(1 − a)``, ``a = σ(MLP([x_u; x_v]))`` averaged over (u, v), (v, u)."""
+    def _edge_out(self) -> torch.Tensor:
         x = self.features()
         g, n, d = x.shape
         pair = torch.cat([x.unsqueeze(2).expand(g, n, n, d), x.unsqueeze(1).expand(g, n, n, d)], -1)
-        out = self.edge_mlp(pair).squeeze(-1)
+        return self.edge_mlp(pair).squeeze(-1)
+
+    def edge_logits(self) -> torch.Tensor:
+        """``[G, n, n]`` symmetric ``log a − log(1 − a)``, ``a = σ(MLP([x_u; x_v]))`` averaged over (u, v), (v, u)."""
+        out = self._edge_out()
         return (out + out.transpose(1, 2)) / 2
 
     def edge_probs(self) -> torch.Tensor:
@@ -249,9 +284,18 @@ class GraphInverter(nn.Module):
         return torch.sigmoid(self.edge_logits()) * (1 - torch.eye(n, device=self.x.device))
 
     def forward(
-        self, tau: float, generator: torch.Generator | None = None, *, hard: bool = False
+        self,
+        tau: float,
+        generator: torch.Generator | None = None,
+        *,
+        hard: bool = False,
+        sampler: Literal["gumbel", "gfma"] = "gumbel",
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(X [G, n, d], Ã [G, n, n])`` with a fresh Gumbel draw (``hard``: straight-through 0/1)."""
+        """``(X [G, n, d], Ã [G, n, n])`` with a fresh Gumbel draw (``hard``: straight-through 0/1).
+        ``sampler="gfma"``: GFMA's form, :func:`gfma_adjacency` of ``a = (σ(o) + σ(o)ᵀ) / 2`` (``hard`` unused)."""
+        if sampler == "gfma":
+            a = torch.sigmoid(self._edge_out())
+            return self.features(), gfma_adjacency((a + a.transpose(1, 2)) / 2, tau, generator)
         return self.features(), gumbel_adjacency(self.edge_logits(), tau, generator, hard=hard)
 
     @torch.no_grad()
@@ -267,6 +311,22 @@ class GraphInverter(nn.Module):
         else:
             adj = (a > 0.5).float()
         return self.features().detach().clone(), adj
+
+
+def mask_regulariser(
+    masks: Sequence[torch.Tensor], form: Literal["l2", "gfma"] = "l2", t: float = 0.2, eta: float = 0.5
+) -> torch.Tensor:
+    """The closeness term of R_mask over one expert's masks ω (``mask_w``, ``mask_b``). ``"l2"`` (ours):
+    ``Σ mean((ω − 1)²)``. ``"gfma"`` (GFMA's ``RegLoss`` with ``mask_loss = 100``): ``Σ |mean(ω) − η| +
+    |mean([|ω − 1| < t]) − η|`` (the count term carries no gradient)."""
+    total = torch.zeros((), device=masks[0].device)
+    for w in masks:
+        if form == "gfma":
+            near = ((w - 1).abs() < t).float().mean()
+            total = total + (w.mean() - eta).abs() + (near - eta).abs()
+        else:
+            total = total + ((w - 1) ** 2).mean()
+    return total
 
 
 def cv_squared(values: torch.Tensor) -> torch.Tensor:
@@ -286,8 +346,8 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
             to rebuild :class:`DenseExpert` s (what loading does).
         in_channels: Node feature size ``d``.
         top_k: Experts mixed per graph.
-        gate_input: ``"embeddings"`` (the experts' pooled hidden embeddings) or ``"features"`` (mean-pooled
-            node features).
+        gate_input: ``"embeddings"`` (the experts' pooled hidden embeddings), ``"features"`` (mean-pooled
+            node features) or ``"features-sum"`` (summed raw node features, as GFMA's gate).
         noise_seed: Seed of the model's own generator of the gate noise ``ε`` (training only; the global
             RNG is never read). Its state is a buffer (``noise_state``), saved with the weights, so a
             reloaded model continues training with the same noise.
@@ -338,8 +398,8 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
         experts = list(experts)
         if not 1 <= top_k <= len(experts):
             raise GraphInputError(f"top_k = {top_k}: expected 1..{len(experts)} (the number of experts)")
-        if gate_input not in ("embeddings", "features"):
-            raise GraphInputError(f"gate_input = {gate_input!r}: expected 'embeddings' or 'features'")
+        if gate_input not in ("embeddings", "features", "features-sum"):
+            raise GraphInputError(f"gate_input = {gate_input!r}: expected 'embeddings', 'features' or 'features-sum'")
         for e in experts:
             if not (callable(getattr(e, "embed", None)) and isinstance(getattr(e, "head", None), nn.Linear)):
                 raise GraphInputError(
@@ -459,7 +519,8 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
             g = torch.cat(pooled, -1).detach()
         else:
             m = mask.to(x.dtype).unsqueeze(-1)
-            g = (x * m).sum(1) / m.sum(1).clamp(min=1.0)
+            g = (x * m).sum(1)  # features-sum: GFMA's gate input, the summed raw node features
+            g = g / m.sum(1).clamp(min=1.0) if self.gate_input == "features" else g
         clean = g @ self.w_gate
         return clean + self.gate_noise(clean) * F.softplus(g @ self.w_noise) if noisy else clean
 

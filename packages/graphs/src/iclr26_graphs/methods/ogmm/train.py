@@ -28,6 +28,7 @@ from iclr26_graphs.methods.ogmm.model import (
     MergedGNN,
     bn_matching_loss,
     cv_squared,
+    mask_regulariser,
 )
 from iclr26_graphs.rng import keeps_global_rng
 from iclr26_shared.runs import RunDir
@@ -119,12 +120,12 @@ def generate(expert: Any, num_classes: int, cfg: MergeConfig, seed: int) -> tupl
     opt = torch.optim.AdamW(inv.parameters(), lr=cfg.gen_lr)
     mask = torch.ones(cfg.gen_graphs, cfg.gen_nodes, dtype=torch.bool, device=device)
     for _ in range(cfg.gen_epochs):
-        x, adj = inv(cfg.tau, gen if device.type == "cpu" else None, hard=cfg.gumbel_hard)
+        x, adj = inv(cfg.tau, gen if device.type == "cpu" else None, hard=cfg.gumbel_hard, sampler=cfg.edge_sampler)
         pooled, bn_in = expert.embed(x, adj, mask)
         logits = expert.head(pooled)
         loss = (
-            F.cross_entropy(logits, y_hat)
-            + cfg.lambda_bn * bn_matching_loss(expert, bn_in)
+            cfg.lambda_ce * F.cross_entropy(logits, y_hat)
+            + cfg.lambda_bn * bn_matching_loss(expert, bn_in, cfg.bn_form)
             + cfg.lambda_conf * _entropy(logits)
         )
         opt.zero_grad()
@@ -184,12 +185,14 @@ def merge(
             y = generated.y[idx]
             r_mask = sum(F.cross_entropy(each[:, j], y) for j in range(each.size(1)))
             close = sum(
-                ((w - 1) ** 2).mean() + ((b - 1) ** 2).mean() for w, b in zip(model.mask_w, model.mask_b, strict=True)
+                mask_regulariser([w, b], cfg.mask_reg, cfg.mask_t, cfg.mask_eta)
+                for w, b in zip(model.mask_w, model.mask_b, strict=True)
             )
+            close = close if cfg.mask_reg == "gfma" else close / len(experts)  # GFMA sums over the experts
             loss = (
                 F.cross_entropy(logits, y)
                 + cfg.lambda_gate * cv_squared(gates.sum(0))
-                + cfg.lambda_mask * (r_mask + close / len(experts))
+                + cfg.lambda_mask * (r_mask + close)
             )
             opt.zero_grad()
             loss.backward()
