@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 import torch
@@ -231,6 +232,25 @@ def test_no_claim_holds_at_chance() -> None:
     found = claims(_results(0.5, 0.5, 0.5, 0.5, 0.5, appnp_h=0.5, guided=0.5, uniform=0.5))
     assert len(found) == 7
     assert all(c.verdict != "holds" for c in found), [(c.claim, c.verdict) for c in found]
+
+
+def test_accuracy_chance_is_the_trivial_level_plus_its_sampling_band() -> None:
+    """Issue 56: chance = mean trivial level + 2 binomial SE of the mean accuracy over the (graph, repeat)
+    units' test nodes, computed by hand here; without test counts it stays 1/C."""
+    res = _results(0.8, 0.6, 0.9, 0.9, 0.7)
+    het, hom = res["graphs"]
+    het |= {"test_nodes": [400, 400], "test_majority": [0.5, 0.6]}
+    hom |= {"test_nodes": [100], "test_majority": [0.5]}
+    units = [(0.5, 400), (0.6, 400)]  # the heterophilous claim: the het graph's two repeats
+    want = sum(p for p, _ in units) / 2 + 2 * math.sqrt(sum(p * (1 - p) / n for p, n in units)) / 2
+    found = claims(res)
+    assert found[0].chance == pytest.approx(want) == pytest.approx(0.585)
+    assert found[1].chance == pytest.approx(0.5 + 2 * math.sqrt(0.25 / 100))  # the homophilous claim: 0.6
+    # ours inside the band fails
+    at = _results(0.56, 0.5, 0.9, 0.9, 0.7)
+    at["graphs"][0] |= {"test_nodes": [100], "test_majority": [0.5]}
+    assert claims(at)[0].verdict == "fails" and claims(at)[0].chance == pytest.approx(0.6)
+    assert claims(_results(0.8, 0.6, 0.9, 0.9, 0.7))[0].chance == pytest.approx(0.5)
 
 
 def test_tree_claim_needs_trees_above_random_pairs() -> None:

@@ -15,8 +15,10 @@
    single homophily-guided tree, the model without the local sub-module and the one without the global
    sub-module (Cora 85.46 vs 83.63 / 83.73 / 82.18 / 80.00; Texas 91.89 vs 82.58 / 84.83 / 69.93 / 82.88).
 
-Every accuracy claim carries the chance level ``1/C`` (the trivial answer's level itself: under the strict
-verdicts ours below it fails, ours at it cannot hold, a baseline at it makes the claim inconclusive).
+Every accuracy claim carries the chance level of the workspace's rule: the trivial level (``1/C`` or the
+test nodes' majority share, whichever is larger) plus two binomial standard errors of the mean accuracy on
+the runs' test nodes (:func:`_chance`); under the strict verdicts ours below it fails, ours at it cannot
+hold, a baseline at it makes the claim inconclusive.
 A claim is left out when the run lacks what it needs (no baseline, no homophilous graph, no ablations).
 """
 
@@ -73,10 +75,24 @@ def _mean_acc(graphs: list[Mapping[str, Any]], method: str) -> float:
 
 
 def _chance(graphs: list[Mapping[str, Any]]) -> float | None:
-    """Mean chance accuracy ``1/C`` over ``graphs`` (None when C is not recorded)."""
+    """Chance level of a mean test accuracy over ``graphs`` and their repeats (the workspace's rule): the
+    trivial level ``p_u = max(1/C, majority share of the test nodes)`` of every (graph, repeat) unit ``u``,
+    averaged, plus two binomial standard errors of that mean, ``2 √(Σ_u p_u (1 − p_u) / n_u) / U`` over the
+    ``U`` units with ``n_u`` test nodes. Results without test counts give ``mean 1/C`` and no band; None when
+    C is not recorded."""
     if not all("num_classes" in g for g in graphs):
         return None
-    return sum(1.0 / int(g["num_classes"]) for g in graphs) / len(graphs)
+    units: list[tuple[float, int | None]] = []
+    for g in graphs:
+        c = 1.0 / int(g["num_classes"])
+        nodes, majority = g.get("test_nodes") or [None], g.get("test_majority") or [None]
+        for n, m in zip(nodes, majority, strict=False):
+            units.append((max(c, float(m)) if m is not None else c, int(n) if n else None))
+    level = sum(p for p, _ in units) / len(units)
+    if any(n is None for _, n in units):
+        return level
+    var = sum(p * (1 - p) / max(n or 1, 1) for p, n in units)
+    return level + 2.0 * math.sqrt(var) / len(units)
 
 
 def _tree_chance(graph: Mapping[str, Any]) -> float | None:

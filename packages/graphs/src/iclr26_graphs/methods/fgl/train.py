@@ -293,9 +293,13 @@ def _unit(
         torch.manual_seed(seed)
         model = make_baseline(name, g.x.size(1), num_classes, **_baseline_kwargs(cfg)).to(device)
         results[name] = fit(model, lambda m=model: m(g.x, g.edge_index), name)
+    test_y = g.y[g.test_mask]
     out = {
         "seed": seed,
         "num_classes": num_classes,
+        # the chance band's sample: test nodes and the majority class's share among them
+        "test_nodes": int(test_y.numel()),
+        "test_majority": float(torch.bincount(test_y, minlength=num_classes).max()) / max(int(test_y.numel()), 1),
         "homophily": data.homophily,
         "models": results,
         "diagnostics": diag,
@@ -342,6 +346,8 @@ def _aggregate(cfg: FGLConfig, units: dict[str, list[dict[str, Any]]]) -> list[d
             "phi": phi,
             "homophily": statistics.fmean(r["homophily"] for r in rows),
             "num_classes": rows[0]["num_classes"],
+            "test_nodes": [r.get("test_nodes") for r in rows],
+            "test_majority": [r.get("test_majority") for r in rows],
             "accuracy": {
                 m: {
                     **_summary([r["models"][m]["test_acc"] for r in rows]),

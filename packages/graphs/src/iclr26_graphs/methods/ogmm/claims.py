@@ -21,10 +21,12 @@
 The "beats" claims need a margin of one binomial standard deviation of an accuracy near 0.5 on the
 target set, ``sqrt(0.25 / n_target)`` (0.025 for the 400 target graphs of the quick preset).
 
-Accuracy claims carry the chance level: the larger of ``1/C`` and the target's majority-class share
-(``target_majority`` in the results; a constant predictor reaches it). It is the trivial answer's level
-itself, with no tolerance added: under the strict verdicts a value below it fails, so a tolerance on top
-would turn "at chance" into "worse than chance".
+Accuracy claims carry the chance level of the workspace's rule (``docs/architecture.md``, "Claims"): the
+trivial answer's level ``p`` (the larger of ``1/C`` and the target's majority-class share,
+``target_majority``; a constant predictor reaches it) plus the band a chance-level answer reaches by
+sampling luck on that test set, :data:`CHANCE_Z` binomial standard errors ``sqrt(p(1 − p)/n)`` with ``n``
+the target graphs (0.5 + 2·0.025 = 0.55 on the quick preset's 400 balanced target graphs). The label rate's
+chance is ``1/C`` plus the same band over the ``n`` generated graphs (:func:`chance_level`).
 """
 
 from __future__ import annotations
@@ -62,11 +64,23 @@ def accuracy_margin(results: Mapping[str, Any]) -> float:
     return round(math.sqrt(0.25 / max(n, 1)), 4)
 
 
+#: Binomial standard errors of the trivial level that make the chance band (~95%).
+CHANCE_Z = 2.0
+
+
+def chance_level(trivial: float, n: int) -> float:
+    """``trivial + CHANCE_Z · sqrt(trivial (1 − trivial) / n)``: the trivial level plus what a chance-level
+    answer scores above it by sampling luck on ``n`` test items."""
+    return trivial + CHANCE_Z * math.sqrt(trivial * (1.0 - trivial) / max(int(n), 1))
+
+
 def claims(results: Mapping[str, Any]) -> list[Claim]:
     """Evaluate claims 1, 2 and 4 on one run's results."""
     acc: Mapping[str, float] = results["target_accuracy"]
     margin = accuracy_margin(results)
-    chance = max(1.0 / int(results["num_classes"]), float(results.get("target_majority", 0.0)))
+    sizes = results.get("sizes", {})
+    trivial = max(1.0 / int(results["num_classes"]), float(results.get("target_majority", 0.0)))
+    chance = chance_level(trivial, int(sizes.get("target", 400)))
     experts = [e["name"] for e in results["experts"]]
     ours = float(acc["ogmm"])
     out: list[Claim] = []
@@ -110,7 +124,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
             ours=float(gen["label_rate"]),
             threshold=LABEL_RATE,
             better="higher",
-            chance=1.0 / int(results["num_classes"]),
+            chance=chance_level(1.0 / int(results["num_classes"]), int(sizes.get("generated", 64))),
             paper="qualitative (generation by inversion, Eqs. 7-11)",
         )
     )
