@@ -87,6 +87,7 @@ class MergeConfig:
     lambda_gate: NonNegFloat = 0.1
     """λ_gate of the CV² load-balancing loss (the paper: 0.1)."""
     lambda_mask: NonNegFloat = 0.01
+    """λ_mask of the mask regulariser R_mask (stage 2)."""
     mask_reg: Literal["l2", "gfma"] = "l2"
     """Stage 2: R_mask's closeness term: mean_j ‖ω_j − 1‖² (l2, ours) or GFMA's Σ_j |mean ω − η| +
     |share of |ω − 1| < t − η| with t = mask_t, η = mask_eta (gfma; summed over the experts)."""
