@@ -15,7 +15,7 @@ from torch_geometric.data import Data
 from iclr26_graphs.data.graph_domains import make_domains
 from iclr26_graphs.methods.ogmm import train as ogmm_train
 from iclr26_graphs.methods.ogmm.config import PRESETS
-from iclr26_graphs.rng import global_rng
+from iclr26_shared.seeding import global_rng
 
 CFG = dataclasses.replace(
     PRESETS["smoke"], expert_epochs=2, hidden=8, gen_graphs=4, gen_nodes=6, gen_epochs=2, merge_epochs=1, kd_epochs=1

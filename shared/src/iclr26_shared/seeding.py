@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import random
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import torch
 
-__all__ = ["derive_seed", "get_rng_state", "make_generator", "numpy_seed", "seed_everything", "set_rng_state"]
+__all__ = [
+    "derive_seed",
+    "get_rng_state",
+    "global_rng",
+    "keeps_global_rng",
+    "make_generator",
+    "numpy_seed",
+    "seed_everything",
+    "set_rng_state",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def seed_everything(seed: int, *, deterministic: bool = False) -> None:
@@ -101,3 +116,29 @@ def set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+@contextlib.contextmanager
+def global_rng() -> Iterator[None]:
+    """Run the block with torch's (CPU and initialised CUDA devices), numpy's and Python's global random
+    states restored on exit: a library call that seeds for its own reproducibility leaves the caller's
+    random streams as if it had not run."""
+    np_state, py_state = np.random.get_state(), random.getstate()
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+
+
+def keeps_global_rng(fn: Callable[P, R]) -> Callable[P, R]:
+    """Decorator: ``fn`` runs inside :func:`global_rng`."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with global_rng():
+            return fn(*args, **kwargs)
+
+    return wrapper

@@ -24,12 +24,10 @@ job's config: :func:`save_data` writes the data file (``data_file``) and the net
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
-import random
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +39,7 @@ from torch import nn
 from iclr26_federated.data.augment import normalize
 from iclr26_federated.methods.fedopenmatch.config import FedOpenMatchConfig, job_params
 from iclr26_federated.nn.models import OpenSetNet
+from iclr26_shared.seeding import global_rng
 
 __all__ = ["FitResult", "fit", "save_data", "save_node_data", "to_images"]
 
@@ -151,24 +150,12 @@ def fit(
     flwr_log = logging.getLogger("flwr")
     level = flwr_log.level  # before flwr is imported: importing it sets its logger to DEBUG
     try:
-        with _global_rng():
+        with global_rng():
             return _fit(
                 model, server_data, clients, test_data, num_known, config, variant, seed, device, image_column, verbose
             )
     finally:
         flwr_log.setLevel(level)
-
-
-@contextlib.contextmanager
-def _global_rng() -> Iterator[None]:
-    np_state, py_state = np.random.get_state(), random.getstate()
-    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
-    try:
-        with torch.random.fork_rng(devices=devices):
-            yield
-    finally:
-        np.random.set_state(np_state)
-        random.setstate(py_state)
 
 
 def _fit(

@@ -262,7 +262,7 @@ class FGL(nn.Module, PyTorchModelHubMixin):
         ``knn_k``, ``pseudo_epochs``, ``estimator_epochs``). The caller's global RNG is left as it was.
         Returns self."""
         from iclr26_graphs.methods.fgl.preprocess import build_structure
-        from iclr26_graphs.rng import global_rng
+        from iclr26_shared.seeding import global_rng
 
         for key in ("x", "edge_index", "y", "train_mask", "val_mask"):
             if getattr(data, key, None) is None:

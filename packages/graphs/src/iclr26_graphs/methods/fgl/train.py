@@ -26,10 +26,9 @@ from iclr26_graphs.methods.fgl.config import FGLConfig
 from iclr26_graphs.methods.fgl.model import FGL, FGLStructure, Modules, make_baseline
 from iclr26_graphs.methods.fgl.preprocess import build_structure, pseudo_labels, sample_trees, tree_homophily
 from iclr26_graphs.nn.forest_conv import Direction
-from iclr26_graphs.rng import keeps_global_rng
 from iclr26_shared.plotting import plot_bars, plot_curves
 from iclr26_shared.runs import RunDir
-from iclr26_shared.seeding import seed_everything
+from iclr26_shared.seeding import keeps_global_rng, seed_everything
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data

@@ -30,8 +30,8 @@ from iclr26_graphs.methods.ogmm.model import (
     cv_squared,
     mask_regulariser,
 )
-from iclr26_graphs.rng import keeps_global_rng
 from iclr26_shared.runs import RunDir
+from iclr26_shared.seeding import keeps_global_rng
 
 __all__ = [
     "Experts",
