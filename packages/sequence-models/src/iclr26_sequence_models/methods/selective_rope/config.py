@@ -477,6 +477,26 @@ _QUICK = _Tasks(
         positions=("rope", "selective"),
     ),
 )
+# The overnight tier (issue 53): the quick models at budgets where the effect can show on a CPU, each
+# method run <= 60 CPU-minutes per seed (README: measured times). Same protocol as quick and full.
+_LONG = _Tasks(
+    # S2 at batch 128 for 1000 steps (4x quick's batch, 2.5x its steps; 128k words of length 64): at this
+    # budget the audit of issue 53 saw seed 0 solve parity at length 256 by step ~600; stop at 0.99
+    state=_r(_QUICK.state, steps=1000, batch_size=128),
+    # copying at 2000 steps (quick: 300, where even in-distribution copying is 0.51 / 0.37 at lengths 8 / 16)
+    copy=_r(_QUICK.copy, steps=2000),
+    mqar=_QUICK.mqar,
+    # head dim 64 as the paper's LM (D 512, expand_k 0.5, 4 heads): D 128, expand_k 0.5, one head; 1000
+    # steps, 512 evaluation windows (the quick 64 windows' test and validation disagree by up to 0.04
+    # bits/byte); RoPE and Selective RoPE at lr {2, 4} x 1e-3 (lr_factors 1, 2)
+    lm=_r(_QUICK.lm, num_heads=1, steps=1000, eval_size=512),
+)
+#: The ``long`` preset's lower bounds on the budgets (issue 53), checked by :func:`check_long_budget`.
+LONG_BUDGET = {
+    "state": {"batch_size": 128, "steps": 1000},
+    "copy": {"steps": 2000},
+    "lm": {"steps": 1000, "eval_size": 512, "head_dim": 64},
+}
 _SMOKE = _Tasks(
     state=_r(_FULL.state, hidden_size=32, num_heads=2, steps=6, batch_size=8, seq_len=32, eval_len=64, eval_size=16),
     copy=_r(
@@ -626,6 +646,7 @@ class SelectiveRopeConfig:
 PRESETS: dict[str, SelectiveRopeConfig] = {
     "smoke": SelectiveRopeConfig(**_SMOKE._asdict()),
     "quick": SelectiveRopeConfig(),
+    "long": SelectiveRopeConfig(**_LONG._asdict()),
     "full": SelectiveRopeConfig(**_FULL._asdict(), lr_factors=(0.5, 1.0, 2.0)),
 }
 
