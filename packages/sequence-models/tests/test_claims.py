@@ -13,30 +13,24 @@ from iclr26_sequence_models.methods.selective_rope.claims import claims, report
 
 CHANCE = {"state": 0.5, "copy": 1 / 26, "mqar": 0.25}
 UNIGRAM_BPB = 4.5
+BIGRAM_BPB = 3.3  # the LM's trivial level: the better of the two
 
 
-def _task(task: str, metrics: dict[str, float]) -> dict[str, Any]:
-    settings = {
-        "group": "S2",
-        "seq_len": 128,
-        "eval_len": 512,
-        "copy_max_len": 16,
-        "layer": "gla",
-        "num_layers": 1,
-        "hidden_size": 64,
-        "steps": 10,
-        "lr": 1e-3,
-    }
-    level = {"unigram_bpb": UNIGRAM_BPB} if task == "lm" else {"chance": CHANCE[task]}
+def _task(task: str, metrics: dict[str, float], preset: str = "long", **settings: Any) -> dict[str, Any]:
+    """A results.json task entry with ``metrics`` per position and the preset's settings (``long`` meets every
+    budget, so its claims carry no "cannot decide" note)."""
+    from iclr26_sequence_models.methods.selective_rope.config import PRESETS
+
+    level = {"unigram_bpb": UNIGRAM_BPB, "bigram_bpb": BIGRAM_BPB} if task == "lm" else {"chance": CHANCE[task]}
     runs = {
         p: {"metric": m, "params": 100, "train_seconds": 1.0, "final": {"metric": m, **level}}
         for p, m in metrics.items()
     }
-    return {"settings": settings, "runs": runs}
+    return {"settings": {**PRESETS[preset].settings(task).to_dict(), **settings}, "runs": runs}
 
 
-def _results(**tasks: dict[str, float]) -> dict[str, Any]:
-    return {"tasks": {t: _task(t, m) for t, m in tasks.items()}}
+def _results(preset: str = "long", **tasks: dict[str, float]) -> dict[str, Any]:
+    return {"tasks": {t: _task(t, m, preset) for t, m in tasks.items()}}
 
 
 def test_claims_hold_and_fail() -> None:
@@ -62,13 +56,76 @@ def test_claims_hold_and_fail() -> None:
     # Selective RoPE solves is the paper's claim itself.
     at_chance_base = _results(state={"nope": 0.5, "rope": 0.52, "selective": 0.99})
     assert [c.verdict for c in claims(at_chance_base)] == ["holds", "holds"]
-    # A win inside the margin does not hold (copy +0.01 < 0.02, MQAR +0.015 < 0.02, LM 0.005 < 0.01 bits/byte).
+    # A win inside the margin does not hold (copy +0.01 < 0.02, MQAR +0.015 < 0.02).
     close = _results(
-        copy={"nope": 0.2, "rope": 0.1, "selective": 0.21},
-        mqar={"nope": 0.3, "rope": 0.5, "selective": 0.515},
-        lm={"nope": 2.5, "rope": 2.4, "selective": 2.395},
+        copy={"nope": 0.2, "rope": 0.1, "selective": 0.21}, mqar={"nope": 0.3, "rope": 0.5, "selective": 0.515}
     )
-    assert [c.verdict for c in claims(close)] == ["fails"] * 3
+    assert [c.verdict for c in claims(close)] == ["fails"] * 2
+
+
+def test_lm_claim_is_non_inferiority_on_gla_and_a_gain_on_fox_and_gdn() -> None:
+    """GLA (the paper's 370M tie) and attention: Selective RoPE may trail RoPE by less than LM_NONINF_MARGIN
+    bits/byte; FoX and GDN (the paper's gains): it must lead by more than LM_MARGIN."""
+    from iclr26_sequence_models.methods.selective_rope.claims import LM_MARGIN, LM_NONINF_MARGIN
+
+    assert (LM_NONINF_MARGIN, LM_MARGIN) == (0.015, 0.01)
+
+    def lm(layer: str, rope: float, sel: float) -> Any:
+        (c,) = claims({"tasks": {"lm": _task("lm", {"rope": rope, "selective": sel}, layer=layer)}})
+        return c
+
+    tie = lm("gla", 1.70, 1.71)  # 0.01 behind: inside the margin
+    assert tie.verdict == "holds" and tie.margin == -LM_NONINF_MARGIN and "non-inferiority" in tie.claim
+    assert lm("gla", 1.70, 1.72).verdict == "fails"  # 0.02 behind
+    assert lm("gla", 1.70, 1.715).verdict == "fails"  # exactly the margin: a tie with the bound does not hold
+    assert lm("attn", 1.70, 1.69).verdict == "holds" and "non-inferiority" in lm("attn", 1.7, 1.69).claim
+    for host in ("fox", "gdn"):
+        assert lm(host, 1.70, 1.71).verdict == "fails"  # behind: no gain
+        assert lm(host, 1.70, 1.695).verdict == "fails"  # 0.005 ahead < LM_MARGIN
+        gain = lm(host, 1.70, 1.68)
+        assert gain.verdict == "holds" and gain.margin == LM_MARGIN and "non-inferiority" not in gain.claim
+
+
+def test_non_inferiority_needs_a_working_baseline() -> None:
+    """The LM non-inferiority claim never holds on trivial models: both arms at the trivial level (the better
+    of the unigram and bigram byte models), a RoPE baseline no better than it (whatever Selective RoPE does),
+    or a Selective RoPE worse than it. Results without the bigram level fall back to the unigram one."""
+    from iclr26_sequence_models.methods.selective_rope.claims import lm_trivial_bpb
+
+    def verdict(rope: float, sel: float) -> str:
+        return claims({"tasks": {"lm": _task("lm", {"rope": rope, "selective": sel})}})[0].verdict
+
+    assert verdict(BIGRAM_BPB, BIGRAM_BPB) == "inconclusive"  # both at the trivial level: a tie of nothing
+    assert verdict(BIGRAM_BPB + 0.3, BIGRAM_BPB + 0.31) == "fails"  # both worse than the bigram model
+    assert verdict(BIGRAM_BPB, 2.0) == "inconclusive"  # the baseline does not beat the trivial model
+    assert verdict(BIGRAM_BPB + 0.5, 2.0) == "inconclusive"
+    assert verdict(2.0, BIGRAM_BPB) == "fails"  # ours at the trivial level
+    assert verdict(2.0, 2.005) == "holds"  # working models, a tie
+    assert (
+        lm_trivial_bpb({"unigram_bpb": 4.5}) == 4.5 and lm_trivial_bpb({"unigram_bpb": 4.5, "bigram_bpb": 3.3}) == 3.3
+    )
+    assert lm_trivial_bpb({}) is None
+
+
+def test_quick_claims_say_where_quick_cannot_decide() -> None:
+    """Below the long preset's budgets (S2 on 128,000 words in >= 1000 steps, copying 2000 steps, LM head
+    dim 64 x 1000 steps x 512 windows) each claim's text says that its budget cannot decide it; MQAR has
+    no such budget; the long and full presets meet them."""
+    metrics = {
+        "state": {"nope": 0.5, "rope": 0.6, "selective": 0.99},
+        "copy": {"nope": 0.2, "rope": 0.1, "selective": 0.6},
+        "mqar": {"nope": 0.3, "rope": 0.5, "selective": 0.6},
+        "lm": {"nope": 2.5, "rope": 2.4, "selective": 2.3},
+    }
+    quick = claims(_results("quick", **metrics))
+    note = "this budget cannot decide it"
+    assert [note in c.claim for c in quick] == [True, True, True, False, True]
+    assert "train_sequences 12800 < 128000, steps 400 < 1000" in quick[0].claim
+    assert "steps 300 < 2000" in quick[2].claim
+    assert "steps 250 < 1000, eval_size 64 < 512, head_dim 16 < 64" in quick[4].claim
+    for preset in ("long", "full"):
+        assert not any(note in c.claim for c in claims(_results(preset, **metrics)))
+    assert [c.verdict for c in quick] == [c.verdict for c in claims(_results("long", **metrics))]
 
 
 def test_state_claims_count_solved_runs() -> None:
@@ -114,13 +171,13 @@ def test_success_rate_over_seeds_with_its_interval(selective: list[float], verdi
 
 
 def test_no_claim_holds_at_chance() -> None:
-    """Every side at chance (or at the unigram predictor's bits/byte): nothing may hold. Ours below chance
-    plus its tolerance fails (strict verdicts); ours at the unigram level with RoPE worse is inconclusive."""
+    """Every side at chance (or at the trivial byte model's bits/byte): nothing may hold. Ours below chance
+    plus its tolerance fails (strict verdicts); ours at the trivial level with RoPE worse is inconclusive."""
     at_chance = _results(
         state={"nope": 0.5, "rope": 0.5, "selective": 0.51},
         copy={"nope": 1 / 26, "rope": 0.03, "selective": 0.05},
         mqar={"nope": 0.25, "rope": 0.24, "selective": 0.26},
-        lm={"nope": UNIGRAM_BPB, "rope": UNIGRAM_BPB + 0.1, "selective": UNIGRAM_BPB},
+        lm={"nope": BIGRAM_BPB, "rope": BIGRAM_BPB + 0.1, "selective": BIGRAM_BPB},
     )
     verdicts = [c.verdict for c in claims(at_chance)]
     assert verdicts == ["fails", "fails", "fails", "fails", "inconclusive"]
@@ -133,19 +190,25 @@ def test_claims_only_for_tasks_that_ran() -> None:
     assert claims({"tasks": {"copy": _task("copy", {"rope": 0.1, "selective": 0.9})}}) == []  # no NoPE run
 
 
-def test_no_degenerate_claim_holds() -> None:
-    """The shared degenerate cases on a result where every claim holds, plus selective-rope's own: a
-    Selective RoPE that collapsed to chance on every task while the baselines learned."""
+@pytest.mark.parametrize(("preset", "host"), [("quick", "gla"), ("long", "gla"), ("long", "fox"), ("full", "gdn")])
+def test_no_degenerate_claim_holds(preset: str, host: str) -> None:
+    """The shared degenerate cases on a result where every claim holds, at the quick, long and full settings
+    and for the LM's non-inferiority (GLA) and gain (FoX, GDN) claims, plus selective-rope's own: a Selective
+    RoPE that collapsed to chance on every task while the baselines learned, the LM's RoPE baseline no better
+    than the trivial byte model, both LM arms at the trivial level, and both just worse than it.
+    ("every arm equal" holds for the non-inferiority claim by its own text: a tie is what it claims.)"""
     import copy
 
     from iclr26_shared.testing import Arms, assert_no_claim_holds
 
     good = _results(
+        preset,
         state={"nope": 0.5, "rope": 0.6, "selective": 0.99},
         copy={"nope": 0.2, "rope": 0.1, "selective": 0.6},
         mqar={"nope": 0.3, "rope": 0.5, "selective": 0.6},
         lm={"nope": 2.5, "rope": 2.4, "selective": 2.3},
     )
+    good["tasks"]["lm"]["settings"]["layer"] = host
     assert all(c.holds for c in claims(good))
     arms = [
         Arms(
@@ -159,15 +222,32 @@ def test_no_degenerate_claim_holds() -> None:
         Arms(
             ours=["tasks/lm/runs/selective/metric"],
             others=["tasks/lm/runs/rope/metric", "tasks/lm/runs/nope/metric"],
-            trivial=UNIGRAM_BPB,
-            worse=UNIGRAM_BPB + 1.0,
+            trivial=BIGRAM_BPB,
+            worse=BIGRAM_BPB + 1.0,
         )
     ]
+
+    def lm(rope: float, sel: float) -> dict[str, Any]:
+        out = copy.deepcopy(good)
+        out["tasks"]["lm"]["runs"]["rope"]["metric"], out["tasks"]["lm"]["runs"]["selective"]["metric"] = rope, sel
+        return out
+
     collapsed = copy.deepcopy(good)
     for t in ("state", "copy", "mqar"):
         collapsed["tasks"][t]["runs"]["selective"]["metric"] = CHANCE[t]
-    collapsed["tasks"]["lm"]["runs"]["selective"]["metric"] = UNIGRAM_BPB
-    assert_no_claim_holds(claims, good, arms, extra_cases={"Selective RoPE collapsed to chance": collapsed})
+    collapsed["tasks"]["lm"]["runs"]["selective"]["metric"] = BIGRAM_BPB
+    assert_no_claim_holds(
+        claims,
+        good,
+        arms,
+        extra_cases={
+            "Selective RoPE collapsed to chance": collapsed,
+            "LM: RoPE no better than the bigram model": lm(BIGRAM_BPB, 2.3),
+            "LM: both arms at the bigram model's level": lm(BIGRAM_BPB, BIGRAM_BPB),
+            "LM: both arms at the unigram model's level": lm(UNIGRAM_BPB, UNIGRAM_BPB),
+            "LM: both arms a little worse than the bigram model": lm(BIGRAM_BPB + 0.1, BIGRAM_BPB + 0.1),
+        },
+    )
 
 
 def test_smoke_run_saves_every_model_and_copy_axis(tmp_path: Path) -> None:

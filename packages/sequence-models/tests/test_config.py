@@ -70,6 +70,14 @@ PINNED: dict[tuple[str, str], tuple[Any, ...]] = {
     ),
     ("quick", "mqar"): ("gla", 64, 2, 4, 0.5, True, 300, 32, 1e-2, 32, 32, 512, 0, 64, 4, 2, 64, _C),
     ("quick", "lm"): ("gla", 128, 2, 4, 0.5, True, 250, 16, 2e-3, 128, 128, 64, 0, 256, 8, 2, 64, _C),
+    # long (issue 53): quick's models at the budgets where the effect can show; a new preset, pinned by hand
+    ("long", "state"): ("gla", 64, 1, 4, 1.0, True, 1000, 128, 1e-2, 64, 256, 128, 0, 0, 8, 2, 64, _C),
+    ("long", "copy"): (
+        *("gla", 64, 2, 4, 1.0, False, 2000, 16, 2e-3, 128, 128, 64, 0, 0, 8, 2, 16),
+        (8, 16, 24, 32, 48, 64),
+    ),
+    ("long", "mqar"): ("gla", 64, 2, 4, 0.5, True, 300, 32, 1e-2, 32, 32, 512, 0, 64, 4, 2, 64, _C),
+    ("long", "lm"): ("gla", 128, 2, 1, 0.5, True, 1000, 16, 2e-3, 128, 128, 512, 0, 256, 8, 2, 64, _C),
     ("full", "state"): ("gla", 384, 1, 12, 1.0, True, 10_000, 64, 5e-4, 128, 512, 1000, 0, 0, 8, 2, 64, _C),
     ("full", "copy"): (
         *("gla", 512, 4, 16, 1.0, False, 5000, 32, 2e-3, 420, 128, 128, 0, 0, 8, 2, 64),
@@ -124,6 +132,41 @@ def test_presets_resolve_to_the_pinned_settings(preset: str, task: str) -> None:
     want.update(group="S2", selective=PINNED_SELECTIVE[task], training=PINNED_TRAINING[task])
     assert got == want
     assert all(type(got[k]) is type(v) for k, v in want.items()), "types differ (e.g. an int where a float was)"
+
+
+def test_long_preset_meets_the_issue_budgets_without_running() -> None:
+    """The overnight tier (``--preset long``), validated from its config alone: S2 at batch 128 for >= 1000
+    steps with the official protocol (best validation checkpoint, stop at 0.99) over NoPE, RoPE and
+    Selective RoPE; copying at 2000 steps over NoPE, RoPE and Selective RoPE's bias x gate sweep, with test
+    lengths beyond training; the LM at key head dim >= 64, >= 1000 steps, >= 512 evaluation windows, RoPE and
+    Selective RoPE at 2 learning rates each; the same models as quick (only budgets grow); every task meets
+    LONG_BUDGET and quick meets none of the three."""
+    from iclr26_sequence_models.methods.selective_rope.config import LONG_BUDGET, budget_shortfall, key_head_dim
+
+    long, quick = PRESETS["long"], PRESETS["quick"]
+    assert set(PRESETS) == {"smoke", "quick", "long", "full"}
+    state, copy, lm = long.settings("state"), long.settings("copy"), long.settings("lm")
+    assert (state.batch_size, state.steps) == (128, 1000)
+    assert state.training["select_best"] and state.training["stop_at"] == 0.99 and state.eval_len == 4 * state.seq_len
+    assert long.positions_of("state") == ("nope", "rope", "selective") and long.group == "S2"
+    assert copy.steps == 2000 and copy.training["select_best"]
+    assert long.positions_of("copy") == ("nope", "rope", "selective") and long.bias_gate_sweep == ("copy",)
+    assert len(long.selective_variants("copy")) == 4 and max(copy.copy_eval_lengths) > copy.copy_max_len
+    assert key_head_dim(lm.layer, lm.hidden_size, lm.expand_k, lm.num_heads) == 64
+    assert lm.steps >= 1000 and lm.eval_size >= 512 and lm.layer == "gla"
+    assert long.positions_of("lm") == ("rope", "selective") and long.lrs("lm") == (2e-3, 4e-3)
+    for task in ("state", "copy", "mqar", "lm"):
+        a, b = long.task_config(task), quick.task_config(task)
+        sizes = ("layer", "hidden_size", "num_layers", "expand_k", "seq_len", "lr", "positions")
+        assert all(getattr(a, f) == getattr(b, f) for f in sizes), task
+        assert a.training(0.1, 1.0, 0.1) == b.training(0.1, 1.0, 0.1), task  # the same protocol as quick
+        assert budget_shortfall(task, long.settings(task).to_dict()) == []
+    assert long.mqar == quick.mqar
+    assert all(budget_shortfall(t, quick.settings(t).to_dict()) for t in LONG_BUDGET)
+    # the budget check reads settings the way results.json stores them
+    assert budget_shortfall("copy", {**copy.to_dict(), "steps": 1999}) == ["steps 1999 < 2000"]
+    assert budget_shortfall("lm", {**lm.to_dict(), "num_heads": 2}) == ["head_dim 32 < 64"]
+    assert budget_shortfall("state", {**state.to_dict(), "batch_size": 64, "steps": 10_000}) == []
 
 
 def test_quick_is_the_class_default_and_presets_round_trip() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -112,3 +113,30 @@ def test_all_groups_are_closed() -> None:
         g = make_group(name)
         elems = set(g.elements)
         assert all(_compose(a, b) in elems for a, b in itertools.product(g.elements, repeat=2))
+
+
+def test_lm_trivial_levels_against_hand_counts() -> None:
+    """The LM task's trivial levels (the claims' chance for bits/byte): the add-one-smoothed unigram and
+    bigram byte models of the training bytes, scored on the task's val windows, equal counts done by hand
+    with Python dicts on a small corpus."""
+    import math
+    from collections import Counter
+
+    from iclr26_sequence_models.data.bible import BibleCorpus
+    from iclr26_sequence_models.methods.selective_rope.config import PRESETS
+    from iclr26_sequence_models.methods.selective_rope.tasks import LmTask
+
+    train = list(b"in the beginning god created the heaven and the earth. " * 3)
+    val = list(b"and the earth was without form, and void; and darkness was upon the face of the deep.")
+    corpus = BibleCorpus(torch.tensor(train, dtype=torch.uint8), torch.tensor(val, dtype=torch.uint8), ("a",), ("b",))
+    settings = dataclasses.replace(PRESETS["smoke"].settings("lm"), eval_size=3, seq_len=16)
+    task = LmTask(settings, seed=0, corpus=corpus)
+    x, y = task.val
+    uni, bi = Counter(train), Counter(zip(train[:-1], train[1:], strict=True))
+    prev = Counter(train[:-1])
+    pairs = list(zip(x.reshape(-1).tolist(), y.reshape(-1).tolist(), strict=True))
+    want_uni = -sum(math.log2((uni[b] + 1) / (len(train) + 256)) for _, b in pairs) / len(pairs)
+    want_bi = -sum(math.log2((bi[(a, b)] + 1) / (prev[a] + 256)) for a, b in pairs) / len(pairs)
+    assert task.unigram_bpb == pytest.approx(want_uni, rel=1e-12)
+    assert task.bigram_bpb == pytest.approx(want_bi, rel=1e-12)
+    assert 0.0 < task.unigram_bpb < 8.0 and task.bigram_bpb > 0.0

@@ -7,10 +7,22 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from iclr26_sequence_models.methods.selective_rope.config import budget_shortfall
 from iclr26_shared.spec import Claim
 from iclr26_shared.tables import markdown_table
 
-__all__ = ["COPY_MARGIN", "LM_MARGIN", "MQAR_MARGIN", "SOLVED", "claims", "report", "solved"]
+__all__ = [
+    "COPY_MARGIN",
+    "LM_GAIN_HOSTS",
+    "LM_MARGIN",
+    "LM_NONINF_MARGIN",
+    "MQAR_MARGIN",
+    "SOLVED",
+    "claims",
+    "lm_trivial_bpb",
+    "report",
+    "solved",
+]
 
 
 #: Tolerance added to a task's chance level: a side within it of chance has learned nothing measurable.
@@ -28,10 +40,22 @@ COPY_MARGIN = 0.02
 #: 512 sequences x 4 queries: the binomial standard error at accuracy 0.5 is sqrt(0.25 / 2048) = 0.011; 0.02 is
 #: about two of them.
 MQAR_MARGIN = 0.02
-#: Language modelling: bits/byte by which Selective RoPE must be lower than RoPE. At quick scale the 3-seed
-#: standard deviation of either arm was 0.03 bits/byte (README), so a single run must gain at least a third
-#: of it; the replicated verdict judges the rest with the interval over seeds.
+#: Language modelling, gain claim (FoX and GDN hosts, where the paper reports one): bits/byte by which
+#: Selective RoPE must be lower than RoPE. At quick scale the 3-seed standard deviation of either arm was 0.03
+#: bits/byte (README), so a single run must gain at least a third of it; the replicated verdict judges the
+#: rest with the interval over seeds.
 LM_MARGIN = 0.01
+#: Language modelling, non-inferiority claim (GLA and attention hosts; the paper's GLA-370M result is a tie,
+#: LAMBADA ppl 16.33 vs 16.32 with RoPE): Selective RoPE may be *worse* than RoPE by less than this many
+#: bits/byte. Chosen as the smallest gain the paper reports for Selective RoPE at 370M, as a share of the loss
+#: (FoX: LAMBADA ppl 17.71 -> 17.29, ln(17.71 / 17.29) / ln 17.71 = 0.84 % of the log-perplexity; GDN 1.9 %,
+#: GLA 1.3B 2.0 %), applied to the long preset's level (~1.7 bits/byte): 0.84 % x 1.7 = 0.014, rounded to
+#: 0.015. A deficit below the smallest effect the paper calls a gain is a tie. Fixed before the long runs.
+LM_NONINF_MARGIN = 0.015
+#: Hosts on which the paper reports a language-modelling *gain* of Selective RoPE over RoPE (370M, 10B
+#: tokens: FoX 17.29 vs 17.71, GDN 15.93 vs 16.79 LAMBADA ppl); on the others (GLA 370M: a tie; softmax
+#: attention: no LM result) the claim is non-inferiority.
+LM_GAIN_HOSTS = ("fox", "gdn")
 
 
 def _metric(results: Mapping[str, Any], task: str, position: str) -> float | None:
@@ -47,6 +71,21 @@ def _final(results: Mapping[str, Any], task: str, key: str) -> float | None:
 
 def _plus(value: float | None, tol: float) -> float | None:
     return None if value is None else value + tol
+
+
+def lm_trivial_bpb(final: Mapping[str, Any]) -> float | None:
+    """The trivial level of the LM's bits/byte: the better (lower) of the unigram and the order-1 Markov
+    (bigram) byte models fitted on the training books (``final``'s ``unigram_bpb`` / ``bigram_bpb``; results
+    written before the bigram level was recorded have only the unigram)."""
+    levels = [float(final[k]) for k in ("unigram_bpb", "bigram_bpb") if k in final]
+    return min(levels) if levels else None
+
+
+def _undecided(task: str, settings: Mapping[str, Any]) -> str:
+    """`` [cannot decide at this budget: ...]`` when the run's settings are below :data:`LONG_BUDGET` for
+    ``task`` (quick, smoke), else ``""``: the claim's text says where its preset cannot decide it."""
+    short = budget_shortfall(task, settings)
+    return f" [this budget cannot decide it ({', '.join(short)}): see --preset long]" if short else ""
 
 
 def solved(accuracy: float) -> float:
@@ -69,6 +108,7 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
             f"{s['group']} word problem, {s['num_layers']}-layer {s['layer'].upper()}, "
             f"train {s['seq_len']} / test {s['eval_len']}"
         )
+        where += _undecided("state", s)
         metric = f"solved (1) or not (0): token accuracy @ {s['eval_len']} >= {SOLVED} (over seeds: success rate)"
         paper = "Sel. RoPE solves and extrapolates parity; RoPE/NoPE fail (state-tracking experiments)"
         out += [
@@ -95,7 +135,8 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
         out.append(
             Claim(
                 claim="copying extrapolates further with Selective RoPE than with the best of RoPE and NoPE "
-                f"(trained on lengths <= {s['copy_max_len']}; by >= {COPY_MARGIN} token accuracy)",
+                f"(trained on lengths <= {s['copy_max_len']}; by >= {COPY_MARGIN} token accuracy)"
+                + _undecided("copy", s),
                 metric="copy token accuracy averaged over lengths beyond training (baseline: best of RoPE, NoPE)",
                 ours=sel["copy"],
                 baseline=max(rope["copy"], nope["copy"]),
@@ -120,18 +161,35 @@ def claims(results: Mapping[str, Any]) -> list[Claim]:
         )
     if sel["lm"] is not None and rope["lm"] is not None:
         runs = tasks["lm"]["runs"]
-        layer = tasks["lm"]["settings"]["layer"].upper()
+        s = tasks["lm"]["settings"]
+        layer = str(s["layer"]).upper()
+        params = f"params {runs['selective']['params']} vs {runs['rope']['params']}"
+        trivial = lm_trivial_bpb(runs["selective"]["final"])
+        if s["layer"] in LM_GAIN_HOSTS:
+            claim = (
+                f"King James Bible bytes: {layer} + Selective RoPE has lower bits/byte than {layer} + RoPE "
+                f"by >= {LM_MARGIN} at equal steps ({params})"
+            )
+            margin = LM_MARGIN
+            paper = "370M / 10B tokens, LAMBADA ppl: FoX 17.29 vs 17.71 (RoPE), GDN 15.93 vs 16.79"
+        else:
+            claim = (
+                f"King James Bible bytes: {layer} + Selective RoPE is not worse than {layer} + RoPE by "
+                f"{LM_NONINF_MARGIN} bits/byte or more at equal steps (non-inferiority; {params})"
+            )
+            margin = -LM_NONINF_MARGIN
+            paper = "GLA 370M / 10B tokens: LAMBADA ppl 16.33 vs 16.32 (RoPE), a tie (language-modelling table)"
         out.append(
             Claim(
-                claim=f"King James Bible bytes: {layer} + Selective RoPE has lower bits/byte than {layer} + RoPE "
-                f"by >= {LM_MARGIN} at equal steps (params {runs['selective']['params']} vs {runs['rope']['params']})",
-                metric="val bits per byte (lower is better)",
+                claim=claim + _undecided("lm", s),
+                metric="val bits per byte (lower is better; trivial level: the better of the unigram and bigram "
+                "byte models)",
                 ours=sel["lm"],
                 baseline=rope["lm"],
                 better="lower",
-                margin=LM_MARGIN,
-                chance=_final(results, "lm", "unigram_bpb"),
-                paper="GLA 1.3B: LAMBADA ppl 8.50 vs 8.88 (RoPE) (language-modelling table)",
+                margin=margin,
+                chance=trivial,
+                paper=paper,
             )
         )
     return out

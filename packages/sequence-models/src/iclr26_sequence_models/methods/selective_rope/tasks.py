@@ -209,10 +209,16 @@ class LmTask:
         self.corpus = corpus or load_bible()
         self.vocab_size = 256
         self.val = self.corpus.batch("val", s.eval_size, s.seq_len, torch.Generator().manual_seed(_seed(seed, 1)))
-        # the mean predictor of byte LM: training-set byte frequencies (add-one smoothed), scored on val
-        counts = torch.bincount(self.corpus.train.long(), minlength=256).double() + 1.0
+        # the trivial byte LMs, fitted on the training books (add-one smoothed) and scored on the val windows:
+        # the mean predictor (byte frequencies) and the order-1 Markov chain (next byte given the current one)
+        train = self.corpus.train.long()
+        counts = torch.bincount(train, minlength=256).double() + 1.0
         logp = (counts / counts.sum()).log2()
         self.unigram_bpb = float(-logp[self.val[1].reshape(-1)].mean())
+        pairs = torch.bincount(train[:-1] * 256 + train[1:], minlength=256 * 256).double().view(256, 256) + 1.0
+        logp2 = (pairs / pairs.sum(1, keepdim=True)).log2()
+        x, y = self.val[0].long(), self.val[1].long()
+        self.bigram_bpb = float(-logp2[x.reshape(-1), y.reshape(-1)].mean())
 
     def train_batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Random training windows."""
@@ -225,7 +231,12 @@ class LmTask:
         n = max(1, len(x) // 4) if small else len(x)
         logits = _logits(model, x[:n], device)
         nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y[:n].reshape(-1)).item()
-        return {"val_bpb": nats / math.log(2), "metric": nats / math.log(2), "unigram_bpb": self.unigram_bpb}
+        return {
+            "val_bpb": nats / math.log(2),
+            "metric": nats / math.log(2),
+            "unigram_bpb": self.unigram_bpb,
+            "bigram_bpb": self.bigram_bpb,
+        }
 
     def validate(self, model: nn.Module, device: torch.device) -> float:
         """Bits per byte on other windows of the held-out books."""
