@@ -74,9 +74,9 @@ def test_spans_the_same_space_as_the_reynolds_twin(group: int) -> None:
     rank = np.linalg.matrix_rank
     assert rank(ours, tol=1e-8) == basis.num_basis == rank(twin, tol=1e-8)
     assert rank(np.concatenate([ours, twin], 1), tol=1e-8) == basis.num_basis
-    # the representative's group average is e_O / sqrt|O|
+    # the representative's group average is e_O / |O| (unit normalisation, the default)
     rep = reynolds_basis(group, basis.representatives, x)
-    np.testing.assert_allclose(rep, ours / np.sqrt(basis.orbit_sizes), atol=1e-12)
+    np.testing.assert_allclose(rep, ours / basis.orbit_sizes, atol=1e-12)
 
 
 def test_api_shapes_and_dtypes() -> None:
@@ -91,9 +91,11 @@ def test_api_shapes_and_dtypes() -> None:
     feats = basis.real_features(x)
     assert feats.shape == (7, 40)
     np.testing.assert_allclose(feats[:, :20], np.real(out))
-    # orthonormal on the torus: the Gram matrix on a fine grid is the identity
+    # orthogonal on the torus, squared norm |O| (unit normalisation); the orthonormal switch: the identity
     g = (np.stack(np.meshgrid(*[np.arange(16) / 16] * 3, indexing="ij"), -1)).reshape(-1, 3)
     vals = basis(g)
+    np.testing.assert_allclose(vals.conj().T @ vals / len(g), np.diag(basis.orbit_sizes), atol=1e-10)
+    vals = SymmetryAdaptedBasis(62, 20, normalization="orthonormal")(g)
     np.testing.assert_allclose(vals.conj().T @ vals / len(g), np.eye(20), atol=1e-10)
 
 

@@ -214,3 +214,36 @@ def test_fit_rejects_bad_input() -> None:
     model = fit(structures, y, FitSettings(num_basis=8, dim=16, depth=1, heads=2, ff=32, head_hidden=(32,), epochs=1))
     with pytest.raises(DataError, match=r"^structures\[0\]: partial occupancies"):
         model.predict([disordered])
+
+
+def test_basis_normalization_is_saved_and_an_older_config_reads_as_orthonormal(tmp_path: object) -> None:
+    """The model keeps its basis normalisation in config.json; a config.json written before the switch
+    existed (no key) is read as "orthonormal", the basis such models were trained with, bit-exactly."""
+    import json
+    from pathlib import Path
+
+    path = Path(str(tmp_path))
+    frac = np.random.default_rng(4).random((3, 3))
+    b = _batch(225, frac)
+    model = _model()
+    assert model.encoding.normalization == "unit"
+    model.save_pretrained(path / "new")
+    assert json.loads((path / "new" / "config.json").read_text())["basis_normalization"] == "unit"
+    loaded = CrystalFourierTransformer.from_pretrained(path / "new").double().eval()
+    assert loaded.encoding.normalization == "unit"
+    torch.manual_seed(0)
+    old = (
+        CrystalFourierTransformer(12, 16, 2, 2, 32, encoding_hidden=16, basis_normalization="orthonormal")
+        .double()
+        .eval()
+    )
+    old.save_pretrained(path / "old")
+    cfg = json.loads((path / "old" / "config.json").read_text())
+    del cfg["basis_normalization"]
+    (path / "old" / "config.json").write_text(json.dumps(cfg))
+    reread = CrystalFourierTransformer.from_pretrained(path / "old").double().eval()
+    assert reread.encoding.normalization == "orthonormal"
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(b), model(b), rtol=0, atol=0)
+        torch.testing.assert_close(reread(b), old(b), rtol=0, atol=0)
+        assert not torch.allclose(model(b), old(b))  # same weights (seed 0), other basis scale: other output

@@ -14,11 +14,22 @@ are the orbits ``O``. Starting from the representative ``ξ`` (the smallest freq
 frequencies are *frustrated* and dropped (these are the crystallographic systematic absences). Each
 remaining orbit gives one invariant basis function
 
-    e_O(x) = |O|^{-1/2} Σ_{ω∈O} F(ω) e^{i2π ωᵀx}.
+    e_O(x) = Σ_{ω∈O} F(ω) e^{i2π ωᵀx}                  (normalization="unit", the default)
+    e_O(x) = |O|^{-1/2} Σ_{ω∈O} F(ω) e^{i2π ωᵀx}       (normalization="orthonormal")
+
+``"unit"`` is the reference code's normalisation (PrincetonLIPS/crystal-fourier-transformer,
+``utils/space_graphs.py`` + ``pretrain/mlp.py:encode_positions``): its encoding ``E(x)·M_G`` has one
+column per frequency ``ω_j`` of a fixed ball, equal to ``Σ_{ω∈O(ω_j)} F_j(ω) e^{i2π ωᵀx}`` with
+unit-modulus coefficients relative to ``ω_j`` (``F_j(ω_j) = 1``); frustrated columns are zero. Column
+``j`` is therefore ``e_O`` above times a unit phase, repeated ``|O|`` times per orbit (once per member).
+We keep one column per orbit (its representative's, ``F(ξ) = 1``) and include the constant orbit
+``{0}`` that the reference drops (``tests/crystals/test_reference_parity.py`` pins this against the
+reference code's shipped ``M_G`` matrices). ``"orthonormal"`` gives each ``e_O`` unit L² norm on the
+torus (the basis before issue 55).
 
 The Reynolds twin (:func:`reynolds_basis`) is the plain group average of a plane wave,
 ``(Pφ_ξ)(x) = |G|⁻¹ Σ_g e^{i2π ξᵀ(R_g x + t_g)}``, which equals ``e_O(x)/√|O|`` for the representative
-``ξ`` and vanishes exactly for frustrated ``ξ``.
+``ξ`` and vanishes exactly for frustrated ``ξ`` (with ``"orthonormal"``; ``e_O/|O|`` with ``"unit"``).
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
+from typing import Literal, overload
 
 import numpy as np
 import torch
@@ -38,6 +49,7 @@ from iclr26_shared.errors import ConfigError
 
 __all__ = [
     "BASIS_CACHE_VERSION",
+    "BasisNormalization",
     "OrbitTable",
     "SymmetryAdaptedBasis",
     "basis_cache_dir",
@@ -50,6 +62,9 @@ __all__ = [
 #: Bumped whenever the construction changes, so stale disk caches are rebuilt.
 BASIS_CACHE_VERSION = 1
 _TWO_PI = 2.0 * math.pi
+#: ``"unit"``: unit-modulus coefficients ``F(ω)`` (the reference code's); ``"orthonormal"``: ``F(ω)/√|O|``.
+BasisNormalization = Literal["unit", "orthonormal"]
+_NORMALIZATIONS = ("unit", "orthonormal")
 _PHASE_TOL = 1e-8
 
 
@@ -183,6 +198,9 @@ class SymmetryAdaptedBasis:
     non-frustrated orbit with ``|ω| ≤ r``. The orbit table is cached in memory and on disk
     (:func:`basis_cache_dir`, keyed by group, cut-off and :data:`BASIS_CACHE_VERSION`).
 
+    ``normalization``: ``"unit"`` (default, the reference code's: ``e_O = Σ_{ω∈O} F(ω) e^{i2π ωᵀx}`` with
+    ``|F(ω)| = 1``) or ``"orthonormal"`` (``e_O`` divided by ``√|O|``, unit L² norm on the torus).
+
     Calling it on fractional coordinates ``[N, 3]`` (NumPy array or tensor) returns the complex basis
     values ``[N, num_basis]`` (complex128 for float64 input, complex64 for float32 tensors);
     :meth:`real_features` returns ``[N, 2·num_basis]`` with Re and Im stacked.
@@ -192,7 +210,8 @@ class SymmetryAdaptedBasis:
         num_basis: Number of basis functions ``K``.
         frequencies: ``int64 [F, 3]`` frequencies of the kept orbits.
         orbit_index: ``int64 [F]`` which basis function each frequency belongs to, in ``[0, K)``.
-        coefficients: ``complex128 [F]`` ``F(ω)/√|O|``.
+        coefficients: ``complex128 [F]`` ``F(ω)`` (``"unit"``) or ``F(ω)/√|O|`` (``"orthonormal"``).
+        normalization: ``"unit"`` or ``"orthonormal"``.
         radius: Radius of the frequency ball used.
         frustrated: ``int64 [M, 3]`` frustrated frequencies inside that ball.
     """
@@ -204,8 +223,12 @@ class SymmetryAdaptedBasis:
         *,
         max_frequency: float | None = None,
         cache: bool = True,
+        normalization: BasisNormalization = "unit",
     ) -> None:
         self.space_group = check_group_number(space_group)
+        if normalization not in _NORMALIZATIONS:
+            raise ConfigError("normalization", normalization, "'unit' or 'orthonormal'")
+        self.normalization: BasisNormalization = normalization
         if (num_basis is None) == (max_frequency is None):
             raise ConfigError("num_basis", num_basis, "exactly one of num_basis and max_frequency")
         if num_basis is not None and (isinstance(num_basis, bool) or not isinstance(num_basis, int) or num_basis < 1):
@@ -216,12 +239,15 @@ class SymmetryAdaptedBasis:
         self.frequencies, self.orbit_index, self.coefficients, self.frustrated, radius = tables
         self.radius = float(radius)
         self.num_basis = int(self.orbit_index.max()) + 1 if len(self.orbit_index) else 0
+        if normalization == "unit":  # the tables hold F(ω)/√|O| (cache layout unchanged): undo the 1/√|O|
+            sizes = np.bincount(self.orbit_index, minlength=self.num_basis)
+            self.coefficients = self.coefficients * np.sqrt(sizes[self.orbit_index])
         self._matrix: dict[tuple[torch.dtype, str], tuple[torch.Tensor, torch.Tensor]] = {}
 
     def __repr__(self) -> str:
         return (
             f"SymmetryAdaptedBasis(space_group={self.space_group}, num_basis={self.num_basis}, "
-            f"frequencies={len(self.frequencies)}, radius={self.radius:.3g})"
+            f"frequencies={len(self.frequencies)}, radius={self.radius:.3g}, normalization={self.normalization!r})"
         )
 
     @property

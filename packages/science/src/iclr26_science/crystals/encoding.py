@@ -4,7 +4,8 @@ r"""Positional encodings of fractional coordinates: the space-group-adapted one 
 
     PE_G(x) = MLP([Re e_O(x), Im e_O(x)]_{O=1..K} ⊕ lattice ⊕ onehot(G)),
 
-with ``e_O`` the invariant basis of :class:`~iclr26_science.crystals.basis.SymmetryAdaptedBasis`.
+with ``e_O`` the invariant basis of :class:`~iclr26_science.crystals.basis.SymmetryAdaptedBasis` (unit-modulus
+coefficients by default, as the reference code's ``E(x)·M_G``; ``normalization="orthonormal"`` divides by ``√|O|``).
 Only the precomputed basis (and the one-hot input) depends on ``G``; the MLP weights are shared by all
 230 groups, so an unseen group only changes the precomputed basis. ``PlaneWaveEncoding`` is the same
 MLP on the ``K`` lowest plain plane waves ``e^{i2π ωᵀx}`` (not invariant): the ablation baseline.
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from iclr26_science.crystals.basis import SymmetryAdaptedBasis, plane_wave_frequencies
+from iclr26_science.crystals.basis import BasisNormalization, SymmetryAdaptedBasis, plane_wave_frequencies
 
 __all__ = [
     "EncodingKind",
@@ -51,12 +52,17 @@ def lattice_features(lattice: torch.Tensor) -> torch.Tensor:
 
 
 def orbit_features(
-    kind: EncodingKind, num_basis: int, frac: torch.Tensor, groups: torch.Tensor | list[int]
+    kind: EncodingKind,
+    num_basis: int,
+    frac: torch.Tensor,
+    groups: torch.Tensor | list[int],
+    normalization: BasisNormalization = "unit",
 ) -> torch.Tensor:
     """Raw encoding inputs ``[B, N, 2K]`` for fractional coordinates ``[B, N, 3]`` and groups ``[B]``.
 
-    ``kind="symmetry"``: Re/Im of the invariant basis of each crystal's group; ``"plain"``: Re/Im of
-    the ``K`` lowest plane waves (``groups`` ignored).
+    ``kind="symmetry"``: Re/Im of the invariant basis of each crystal's group (``normalization`` as in
+    :class:`~iclr26_science.crystals.basis.SymmetryAdaptedBasis`); ``"plain"``: Re/Im of the ``K`` lowest
+    plane waves (``groups`` and ``normalization`` ignored).
     """
     if frac.ndim != 3 or frac.shape[-1] != 3:
         raise ValueError(f"frac must be [B, N, 3], got {list(frac.shape)}")
@@ -73,7 +79,8 @@ def orbit_features(
     arr = np.asarray(group_list)
     for g in np.unique(arr):
         idx = torch.as_tensor(np.flatnonzero(arr == g), device=frac.device)
-        out[idx] = torch.as_tensor(SymmetryAdaptedBasis(int(g), num_basis).real_features(frac[idx])).to(frac.dtype)
+        basis = SymmetryAdaptedBasis(int(g), num_basis, normalization=normalization)
+        out[idx] = torch.as_tensor(basis.real_features(frac[idx])).to(frac.dtype)
     return out
 
 
@@ -99,12 +106,21 @@ class _EncodingMLP(nn.Module):
     kind: EncodingKind = "symmetry"
 
     def __init__(
-        self, num_basis: int = 64, dim: int = 128, hidden: int = 256, depth: int = 2, group_onehot: bool = True
+        self,
+        num_basis: int = 64,
+        dim: int = 128,
+        hidden: int = 256,
+        depth: int = 2,
+        group_onehot: bool = True,
+        normalization: BasisNormalization = "unit",
     ) -> None:
         super().__init__()
         if num_basis < 1 or dim < 1 or hidden < 1 or depth < 0:
             raise ValueError("num_basis, dim and hidden must be >= 1 and depth >= 0")
+        if normalization not in ("unit", "orthonormal"):
+            raise ValueError(f"unknown basis normalization {normalization!r} (choose 'unit' or 'orthonormal')")
         self.num_basis = num_basis
+        self.normalization: BasisNormalization = normalization
         self.dim = dim
         self.group_onehot = group_onehot
         d_in = 2 * num_basis + LATTICE_DIM + (NUM_GROUPS if group_onehot else 0)
@@ -112,7 +128,7 @@ class _EncodingMLP(nn.Module):
 
     def features(self, frac: torch.Tensor, groups: torch.Tensor | list[int]) -> torch.Tensor:
         """Raw inputs ``[B, N, 2K]`` (precompute these once per data set; they carry no weights)."""
-        return orbit_features(self.kind, self.num_basis, frac, groups)
+        return orbit_features(self.kind, self.num_basis, frac, groups, self.normalization)
 
     def forward(
         self,
@@ -144,6 +160,7 @@ class SpaceGroupPositionalEncoding(_EncodingMLP):
         hidden: MLP width.
         depth: Residual blocks.
         group_onehot: Append the 230-way one-hot of ``G`` (as the paper does).
+        normalization: Basis normalisation, ``"unit"`` (the reference code's) or ``"orthonormal"``.
     """
 
     kind: EncodingKind = "symmetry"

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr26_science.crystals.basis import BasisNormalization
 from iclr26_science.crystals.encoding import EncodingKind
 from iclr26_science.crystals.model import CrystalBatch, CrystalFourierTransformer
 from iclr26_science.crystals.structures import CrystalInput, structure_to_input
@@ -56,6 +57,8 @@ class FitSettings:
     """FFN width (paper 512)."""
     encoding: EncodingKind = "symmetry"
     """Symmetry-adapted basis (the paper) or plain plane waves (ablation)."""
+    basis_normalization: BasisNormalization = "unit"
+    """``unit`` (the reference code's unit-modulus orbit sums) or ``orthonormal`` (divided by ``√|O|``)."""
     head_hidden: tuple[int, ...] = (2048, 256)
     """Hidden widths of the output head (paper 2048, 256)."""
     epochs: PosInt = 60
@@ -130,8 +133,9 @@ def fit(
     torch.manual_seed(s.seed)
     dev = torch.device(device)
     model = CrystalFourierTransformer(
-        s.num_basis, s.dim, s.depth, s.heads, s.ff, 0.0, s.encoding, 256, 2, True, s.head_hidden
-    ).to(dev)
+        s.num_basis, s.dim, s.depth, s.heads, s.ff, 0.0, s.encoding, 256, 2, True, s.head_hidden,
+        s.basis_normalization,
+    ).to(dev)  # fmt: skip
     model.set_target_scale(mean, std)
     z = torch.as_tensor((y - mean) / std, dtype=torch.float32, device=dev)
     full = batch_of(inputs)  # the basis features depend on the data only: computed once, as the method does

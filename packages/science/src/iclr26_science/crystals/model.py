@@ -24,6 +24,7 @@ import torch
 from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
+from iclr26_science.crystals.basis import BasisNormalization
 from iclr26_science.crystals.encoding import (
     EncodingKind,
     PlaneWaveEncoding,
@@ -115,6 +116,9 @@ class CrystalFourierTransformer(nn.Module, PyTorchModelHubMixin):
         encoding_depth: Residual blocks of the encoding MLP.
         group_onehot: Feed the 230-way one-hot of ``G`` to the encoding MLP.
         head_hidden: Hidden widths of the output head (paper: 2048, 256).
+        basis_normalization: ``"unit"`` (the reference code's unit-modulus orbit sums, default) or
+            ``"orthonormal"`` (divided by ``√|O|``; models saved before this switch existed were trained with
+            it, and :meth:`from_pretrained` reads a ``config.json`` without the key as ``"orthonormal"``).
     """
 
     target_mean: torch.Tensor
@@ -133,6 +137,7 @@ class CrystalFourierTransformer(nn.Module, PyTorchModelHubMixin):
         encoding_depth: int = 2,
         group_onehot: bool = True,
         head_hidden: Sequence[int] = (2048, 256),
+        basis_normalization: BasisNormalization = "unit",
     ) -> None:
         super().__init__()
         if dim % heads:
@@ -140,7 +145,7 @@ class CrystalFourierTransformer(nn.Module, PyTorchModelHubMixin):
         enc_cls = SpaceGroupPositionalEncoding if encoding == "symmetry" else PlaneWaveEncoding
         if encoding not in ("symmetry", "plain"):
             raise ValueError(f"unknown encoding {encoding!r} (choose 'symmetry' or 'plain')")
-        self.encoding = enc_cls(num_basis, dim, encoding_hidden, encoding_depth, group_onehot)
+        self.encoding = enc_cls(num_basis, dim, encoding_hidden, encoding_depth, group_onehot, basis_normalization)
         self.embed = nn.Embedding(MAX_Z + 1, dim, padding_idx=0)
         self.blocks = nn.ModuleList(TransformerBlock(dim, heads, ff, dropout) for _ in range(depth))
         self.norm = nn.LayerNorm(dim)
@@ -149,6 +154,12 @@ class CrystalFourierTransformer(nn.Module, PyTorchModelHubMixin):
         self.register_buffer("target_std", torch.ones((), dtype=torch.float64))
         #: Per-epoch rows of the :func:`~iclr26_science.crystals.fit.fit` that made it (not saved).
         self.history: list[dict[str, Any]] = []
+
+    @classmethod
+    def _from_pretrained(cls, **kwargs: Any) -> CrystalFourierTransformer:  # pyright: ignore[reportIncompatibleMethodOverride]
+        # a config.json written before basis_normalization existed: those models used the orthonormal basis
+        kwargs.setdefault("basis_normalization", "orthonormal")
+        return super()._from_pretrained(**kwargs)  # pyright: ignore[reportCallIssue]
 
     def forward(self, batch: CrystalBatch) -> torch.Tensor:
         """Predicted property per crystal, ``[B]``."""

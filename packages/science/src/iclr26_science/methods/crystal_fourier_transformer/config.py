@@ -91,6 +91,10 @@ class CrystalFourierTransformerConfig:
     """Seed of the crystal generator (separate from --seed, so all seeds see the same data)."""
     num_basis: PosInt = 64
     """Orbits K of the symmetry-adapted basis (and plane waves of the plain baseline)."""
+    basis_normalization: Literal["unit", "orthonormal"] = "unit"
+    """Normalisation of the symmetry-adapted basis: ``unit`` (the reference code's ``E(x)·M_G``: unit-modulus
+    coefficients, ``e_O = Σ_{ω∈O} F(ω) e^{i2π ωᵀx}``) or ``orthonormal`` (divided by ``√|O|``; the default
+    before issue 55, which the README's crystal numbers were measured with)."""
     dim: PosInt = 128
     """Transformer width (paper 128)."""
     depth: PosInt = 4

@@ -16,7 +16,7 @@ def build_cft(cfg: CrystalFourierTransformerConfig, encoding: EncodingKind) -> C
     """The transformer with the symmetry-adapted (``"symmetry"``, the paper) or plain (ablation) encoding."""
     return CrystalFourierTransformer(
         cfg.num_basis, cfg.dim, cfg.depth, cfg.heads, cfg.ff, cfg.dropout, encoding,
-        cfg.encoding_hidden, 2, cfg.group_onehot, cfg.head_hidden,
+        cfg.encoding_hidden, 2, cfg.group_onehot, cfg.head_hidden, cfg.basis_normalization,
     )  # fmt: skip
 
 

@@ -138,7 +138,7 @@ def pretrain_encoding(
             img = ops.apply(x1)[rng.integers(len(ops), size=per), np.arange(per)]
             x2 = np.where(near[:, None], img + rng.normal(0, 0.03, (per, 3)), rng.random((per, 3)))
             if encoding.kind == "symmetry":
-                basis = SymmetryAdaptedBasis(g, encoding.num_basis)
+                basis = SymmetryAdaptedBasis(g, encoding.num_basis, normalization=encoding.normalization)
                 feats1.append(basis.real_features(x1))
                 feats2.append(basis.real_features(x2))
             else:
