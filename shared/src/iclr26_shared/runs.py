@@ -417,18 +417,27 @@ class RunDir:
             old.unlink(missing_ok=True)
         return path
 
-    def load_checkpoint(self, *, stage: str | None = None) -> tuple[int, dict[str, Any]] | None:
+    def restart_stage(self, stage: str) -> None:
+        """Drop every ``metrics.jsonl`` row an earlier (killed) process logged with ``stage=stage`` (see
+        :meth:`log`): call it when a stage or sub-run starts over from its beginning on resume (it has no
+        checkpoint of its own, or its checkpoint is not there yet), so its rows are logged exactly once.
+        Rows this process logged are kept."""
+        self._trim_metrics(-1, stage)
+
+    def load_checkpoint(self, *, stage: str | None = None, trim: bool = True) -> tuple[int, dict[str, Any]] | None:
         """The latest checkpoint as ``(step, state)``, or None when there is none.
 
         Metrics an earlier (killed) process logged after that step are dropped from metrics.jsonl so that
         the resumed run appends them again exactly once; with ``stage``, only that stage's rows (see
         :meth:`log`). Rows this process logged are kept: a later stage's call never trims an earlier
-        stage's fresh rows. A corrupt latest checkpoint falls back to the newest valid older one (with a
-        warning on stderr); when none is valid, :class:`CheckpointError` names the newest.
+        stage's fresh rows. ``trim=False`` drops nothing: for a checkpoint whose step does not count the
+        logged steps (e.g. the number of finished sub-runs), whose caller calls :meth:`restart_stage` for
+        each sub-run it starts over. A corrupt latest checkpoint falls back to the newest valid older one
+        (with a warning on stderr); when none is valid, :class:`CheckpointError` names the newest.
         """
         ckpts = self.checkpoints()
         if not ckpts:
-            if self.metrics_path.exists():  # a resumed run with no checkpoint starts over: drop its old rows
+            if trim and self.metrics_path.exists():  # a resumed run with no checkpoint starts over: drop old rows
                 self._trim_metrics(-1, stage)
             return None
         first_error: CheckpointError | None = None
@@ -446,7 +455,8 @@ class RunDir:
         else:
             assert first_error is not None
             raise first_error
-        self._trim_metrics(step, stage)
+        if trim:
+            self._trim_metrics(step, stage)
         return step, blob["state"]
 
     # ---------------------------------------------------------------------------------------------

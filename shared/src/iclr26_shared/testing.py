@@ -6,6 +6,9 @@
 * :func:`run_single_and_torchrun` for the "two torchrun processes follow one process" trainer tests,
 * :func:`assert_models_roundtrip`: every model a run saved loads back and gives the in-memory model's
   outputs bit for bit,
+* :func:`assert_resume_matches` (from :mod:`iclr26_shared.kill_resume`): a run SIGKILLed right after its
+  first checkpoint and resumed equals an uninterrupted run (results.json, metrics.jsonl, saved weights;
+  timing and host fields excluded),
 * :class:`Arms`, :func:`degenerate_cases` and :func:`assert_no_claim_holds`: feed a method's ``claims()``
   degenerate results (every arm equal, every arm at the trivial answer, ours worse than it) and check that
   no claim they touch holds,
@@ -33,6 +36,7 @@ from huggingface_hub import PyTorchModelHubMixin
 from iclr26_shared.config import NonNegFloat, PosFloat, PosInt, validate
 from iclr26_shared.data import ImageDataset
 from iclr26_shared.errors import ConfigError
+from iclr26_shared.kill_resume import ResumeCheck, assert_resume_matches, compare_runs
 from iclr26_shared.plotting import plot_curves
 from iclr26_shared.runner import CommonFlags, execute
 from iclr26_shared.runs import RunDir
@@ -47,9 +51,12 @@ __all__ = [
     "ToyConfig",
     "TOY_DDP_SPEC",
     "ToyDDPConfig",
+    "ResumeCheck",
     "assert_close",
     "assert_models_roundtrip",
     "assert_no_claim_holds",
+    "assert_resume_matches",
+    "compare_runs",
     "assert_valid_run_dir",
     "check_domain_cli",
     "degenerate_cases",

@@ -157,7 +157,9 @@ def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
     }
     jobs = [(k, v) for k in cfg.splits for v in cfg.variants if k in cfg.trained_on(v)]
     steps = {k: cfg.epochs * (len(s.train) // min(cfg.batch_size, len(s.train))) for k, s in splits.items()}
-    ckpt = run_dir.load_checkpoint()
+    # The checkpoint's step counts finished (split, variant) jobs; each job logs its rows with stage=<job>,
+    # and a job that starts over on resume drops its earlier rows (restart_stage), so none is trimmed here.
+    ckpt = run_dir.load_checkpoint(trim=False)
     done: dict[str, Any] = dict(ckpt[1]) if ckpt else {}
     accuracy: dict[str, dict[str, dict[str, float]]] = {k: {} for k in cfg.splits}
     losses: dict[str, dict[str, Any]] = {}
@@ -178,11 +180,12 @@ def run(cfg: CausalDeltaConfig, run_dir: RunDir) -> dict[str, Any]:
                 losses[key] = {"first": done[key]["first"], "last": done[key]["last"], "steps": done[key]["steps"]}
                 bar.advance(steps[k])
             else:
+                run_dir.restart_stage(key)  # rows of a job a killed process had not finished
 
                 def on_step(step: int, vals: dict[str, float], key: str = key) -> None:
                     bar.advance(1, loss=vals["loss"])
                     if step % cfg.log_every == 0:
-                        run_dir.log(step, **{f"{key}/{t}": x for t, x in vals.items()})
+                        run_dir.log(step, stage=key, **{f"{key}/{t}": x for t, x in vals.items()})
 
                 ls = train_variant(
                     model,

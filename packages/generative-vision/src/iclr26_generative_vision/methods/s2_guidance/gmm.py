@@ -61,7 +61,7 @@ def train_mlp(
             opt.step()
             lr_sched.step()
             if step % 100 == 0 or step == cfg.gmm_train_steps:
-                run.log(step, **{f"gmm_{tag}_loss": loss.item()})
+                run.log(step, stage="gmm", **{f"gmm_{tag}_loss": loss.item()})
             bar.advance(loss=loss.item())
     model.eval()
     return model
@@ -102,6 +102,7 @@ def run_gmm(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict[st
     device = run.device
     results: dict[str, Any] = {}
     figure_data: dict[str, Any] = {}
+    run.restart_stage("gmm")  # no checkpoint: a resumed run recomputes the toys and logs their rows once
     for dim in cfg.gmm_dims:
         tag = f"{dim}d"
         gen = torch.Generator().manual_seed(run.seed * 1000 + dim)
@@ -140,7 +141,7 @@ def run_gmm(cfg: S2GuidanceConfig, run: RunDir) -> tuple[dict[str, Any], dict[st
             sampled[name] = xs, info
             out["mlp"][name] = {**evaluate_samples(xs, labels, gmm, eval_gen), **info}
             figure_data[tag][f"mlp {name}"] = xs.cpu()
-            run.log(0, **{f"gmm_{tag}_{name}_w2": out["mlp"][name]["w2"]})
+            run.log(0, stage="gmm", **{f"gmm_{tag}_{name}_w2": out["mlp"][name]["w2"]})
         out["w2_unconditional"] = _class_blind_w2(gmm, n, run.seed * 1000 + 29 + dim)
         out["s2_sweep"] = []
         for omega, sweep in sweep_settings(cfg, settings):  # one truth set for every ω: ω = 0 equals CFG

@@ -83,7 +83,7 @@ def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassCo
     gen = torch.Generator().manual_seed(run.seed + 101)
     x_train, y_train = data.x_train.to(device), data.y_train.to(device)
     start = 0
-    ckpt = run.load_checkpoint()
+    ckpt = run.load_checkpoint(stage="images")  # trims only the DiT's rows, never the toys' (stage "gmm")
     if ckpt is not None:
         start, state = ckpt
         model.load_state_dict(state["model"])
@@ -118,7 +118,7 @@ def train_dit(cfg: S2GuidanceConfig, data: ImageTensors, run: RunDir) -> ClassCo
                     pe.lerp_(pm, 1 - decay)
             loss_value = dist.mean({"dit_loss": loss.item()})["dit_loss"]
             if step % cfg.log_every == 0 or step == cfg.train_steps:
-                run.log(step, dit_loss=loss_value, lr=_lr_at(step, cfg))
+                run.log(step, stage="images", dit_loss=loss_value, lr=_lr_at(step, cfg))
             bar.advance(loss=loss_value)
             if step % cfg.checkpoint_every == 0 or step == cfg.train_steps:
                 run.save_checkpoint(

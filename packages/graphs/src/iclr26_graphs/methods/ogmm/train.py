@@ -31,7 +31,7 @@ from iclr26_graphs.methods.ogmm.model import (
     mask_regulariser,
 )
 from iclr26_shared.runs import RunDir
-from iclr26_shared.seeding import keeps_global_rng
+from iclr26_shared.seeding import get_rng_state, keeps_global_rng, set_rng_state
 
 __all__ = [
     "Experts",
@@ -382,9 +382,12 @@ def run(cfg: OGMMConfig, run: RunDir) -> dict[str, Any]:
                     "cross_domain_acc": accuracy(predict(e, cross_set), cross_set.y),
                 }
             )
-        run.log(1, stage="experts", **{f"in_{d['name']}": d["in_domain_acc"] for d in info})
-        if "experts" not in saved:
-            saved = {"experts": {n: e.state_dict() for n, e in experts}}
+        if "experts" in saved:  # resumed after stage 0: its row is in metrics.jsonl already
+            if "rng" in saved:  # the global RNG as the uninterrupted run left it after stage 0
+                set_rng_state(saved["rng"])
+        else:
+            run.log(1, stage="experts", **{f"in_{d['name']}": d["in_domain_acc"] for d in info})
+            saved = {"experts": {n: e.state_dict() for n, e in experts}, "rng": get_rng_state()}
             run.save_checkpoint(1, saved)
         # ---- stage 1: data-free graph generation, per expert -------------------------------------------
         t1 = time.perf_counter()
