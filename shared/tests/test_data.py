@@ -65,6 +65,38 @@ def test_read_idx_rejects_bad_files(tmp_path: Path) -> None:
     bad.write_bytes(b"\x00\x00\x08\x01" + (5).to_bytes(4, "big") + b"abc")
     with pytest.raises(DataError, match="header says"):
         data.read_idx(bad)
+    bad.write_bytes(b"\x00\x00\x08\x03" + (5).to_bytes(4, "big"))
+    with pytest.raises(DataError, match="header of 3 dimensions needs 16 bytes"):
+        data.read_idx(str(bad))
+
+
+def test_read_idx_names_a_bad_gzip_file_in_one_line(tmp_path: Path) -> None:
+    import gzip
+    import zlib
+
+    good = gzip.compress(b"\x00\x00\x08\x01" + (3).to_bytes(4, "big") + b"abc")
+    gz = tmp_path / "labels-idx1-ubyte.gz"
+    gz.write_bytes(good)
+    assert data.read_idx(gz).tolist() == [97, 98, 99]
+    body = bytearray(good)
+    body[12:16] = b"\xff\xff\xff\xff"  # corrupt deflate data behind a valid gzip header
+    cases = {
+        "junk (not gzip)": b"this is not gzip at all",
+        "corrupt deflate": bytes(body),
+        "cut off": good[:-10],
+        "empty": b"",
+    }
+    for name, blob in cases.items():
+        gz.write_bytes(blob)
+        if name == "corrupt deflate":  # the case that used to escape as zlib.error
+            with pytest.raises(zlib.error):
+                gzip.decompress(blob)
+        with pytest.raises(DataError) as err:
+            data.read_idx(gz)
+        msg = str(err.value)
+        assert msg.startswith(f"{gz}: ") and "\n" not in msg, (name, msg)
+    with pytest.raises(DataError, match="cannot read IDX file"):
+        data.read_idx(tmp_path / "missing.gz")
 
 
 def test_cifar10_is_opt_in_and_validates_batches(tmp_path: Path, monkeypatch) -> None:

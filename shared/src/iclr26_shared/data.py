@@ -243,19 +243,34 @@ def _stratified_split(x: np.ndarray, y: np.ndarray, test_fraction: float, seed: 
     return x[~test], y[~test], x[test], y[test]
 
 
-def read_idx(path: Path) -> np.ndarray:
-    """Read an IDX file (MNIST format, optionally gzip-compressed) with its header checked."""
+def read_idx(path: str | Path) -> np.ndarray:
+    """Read an IDX file (MNIST format, optionally gzip-compressed) with its header checked.
+
+    A file that cannot be read, is not gzip or whose compressed data is corrupt or cut off (``.gz``), or
+    whose header or size is wrong, raises :class:`DataError` naming the file, in one line."""
+    import math
+    import zlib
+
+    path = Path(path)
     try:
-        raw = gzip.open(path, "rb").read() if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError) as err:
-        raise DataError(f"{path}: cannot read IDX file ({err})") from None
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read()
+        else:
+            raw = path.read_bytes()
+    except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError; bad deflate data zlib.error
+        what = "not a valid gzip file" if isinstance(err, zlib.error | EOFError | gzip.BadGzipFile) else "cannot read"
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise DataError(f"{path}: {what}: cannot read IDX file ({detail})") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
         raise DataError(f"{path}: not an unsigned-byte IDX file (bad magic number)")
     ndim = raw[3]
-    dims = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
     offset = 4 + 4 * ndim
-    if len(raw) - offset != int(np.prod(dims)):
-        raise DataError(f"{path}: header says {dims} ({int(np.prod(dims))} bytes) but {len(raw) - offset} follow")
+    if len(raw) < offset:
+        raise DataError(f"{path}: IDX header of {ndim} dimensions needs {offset} bytes, the file has {len(raw)}")
+    dims = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
+    if len(raw) - offset != math.prod(dims):
+        raise DataError(f"{path}: header says {dims} ({math.prod(dims)} bytes) but {len(raw) - offset} follow")
     return np.frombuffer(raw, np.uint8, offset=offset).reshape(dims)
 
 

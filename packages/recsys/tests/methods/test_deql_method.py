@@ -273,6 +273,22 @@ def test_cli_bad_input_exits_2(tmp_path):
     assert res.code == 2 and "file not found" in res.err
 
 
+@pytest.mark.parametrize("flag", ["--l2", "--p", "--b", "--a", "--edlae-l2", "--ease-l2"])
+def test_a_single_value_the_sweep_ignores_is_refused(flag, tmp_path):
+    """--l2 (and p, a, b, edlae_l2, ease_l2) are read only with --no-sweep: given while the sweep is on they
+    would be silently dropped, so the config refuses them in one line naming the flag's grid."""
+    value = "0.5" if flag == "--p" else "5"
+    args = ["deql", "--preset", "smoke", "--device", "cpu", "--out-dir", str(tmp_path), "--dry-run", flag, value]
+    res = run_cli(cli.main, args)
+    field = flag[2:].replace("-", "_")
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1, res.err
+    assert f"'{field}'" in res.err and "--no-sweep" in res.err and f"--{flag[2:]}-grid" in res.err
+    cfg = dataclasses.replace(PRESETS["smoke"], sweep=False, **{field: float(value)})  # read without the sweep
+    assert getattr(cfg, field) == float(value)
+    with pytest.raises(ConfigError, match=f"only --no-sweep reads {field}"):
+        dataclasses.replace(cfg, sweep=True)
+
+
 def _dry_run(preset: str) -> dict:
     from iclr26_shared.dryrun import dry_run
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Annotated, Literal
 
 import annotated_types as at
@@ -107,6 +107,27 @@ class DEQLConfig:
             raise ConfigError("data_path", self.data_path, f"the path of the {self.dataset} interaction file")
         if self.split_mode == "kfold" and self.n_splits < 3:
             raise ConfigError("n_splits", self.n_splits, "at least 3 user folds with split_mode kfold")
+        if self.sweep:  # the sweep tunes over the grids and never reads the single values: a set one is a mistake
+            for name, grid in _SWEPT.items():
+                if getattr(self, name) != _DEFAULTS[name]:
+                    raise ConfigError(
+                        name,
+                        getattr(self, name),
+                        f"no value while the sweep is on (only --no-sweep reads {name}; the sweep tunes over "
+                        f"{grid}): add --no-sweep, or give --{grid.replace('_', '-')}",
+                    )
+
+
+#: The single values --no-sweep uses and the grid the sweep tunes over instead.
+_SWEPT = {
+    "p": "p_grid",
+    "a": "a_grid",
+    "b": "b_grid",
+    "l2": "l2_grid",
+    "edlae_l2": "edlae_l2_grid",
+    "ease_l2": "ease_l2_grid",
+}
+_DEFAULTS = {f.name: f.default for f in fields(DEQLConfig) if f.name in _SWEPT}
 
 
 PRESETS: dict[str, DEQLConfig] = {
