@@ -183,3 +183,31 @@ def test_help_imports_no_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False False False"
+
+
+def test_reference_switches_are_flags_with_the_reference_defaults() -> None:
+    """ProteinTTT's switches (NaN/Inf skip, clipping, LR schedule, best-state reset, early stop) are CLI flags
+    whose defaults are TTTSettings' (the reference's), and they reach the TTT recipe."""
+    from iclr26_science.methods.protein_ttt.model import ttt_settings
+    from iclr26_science.proteins import TTTSettings
+
+    switches = ("score_every_step", "automatic_best_state_reset", "perplexity_early_stopping",
+                "skip_nonfinite_grads", "gradient_clip", "gradient_clip_max_norm", "lr_scheduler",
+                "lr_warmup_steps", "lr_min")  # fmt: skip
+    ref = TTTSettings()
+    cfg = ProteinTTTConfig()
+    for name in switches:
+        assert getattr(cfg, name) == getattr(ref, name), name
+        assert f"--{name.replace('_', '-')}" in _help_text()
+    changed = dataclasses.replace(cfg, gradient_clip=True, gradient_clip_max_norm=0.5, lr_scheduler="cosine_warmup",
+                                  lr_warmup_steps=2, lr_min=1e-5, skip_nonfinite_grads=False,
+                                  score_every_step=True, automatic_best_state_reset=False,
+                                  perplexity_early_stopping=3.0)  # fmt: skip
+    settings = ttt_settings(changed, seed=0)
+    for name in switches:
+        assert getattr(settings, name) == getattr(changed, name), name
+
+
+def _help_text() -> str:
+    res = run_cli(cli.main, [NAME, "--help"])
+    return res.out + res.err

@@ -9,9 +9,10 @@ from typing import Literal
 
 import numpy as np
 import pytest
+import safetensors.torch
 import torch
 
-from iclr26_science.proteins import MaskedLM, ProteinTTT, TTTSettings, lora_parameters, mlm_loss
+from iclr26_science.proteins import MaskedLM, ProteinTTT, TTTSettings, lora_parameters, lora_scales, mlm_loss
 from iclr26_science.proteins.lora import LoRALinear
 from iclr26_shared.errors import ConfigError, DataError
 
@@ -156,10 +157,21 @@ def test_lora_starts_at_the_base_function_and_trains_only_adapters(tiny_lm: Mask
         torch.testing.assert_close(tiny_lm(x), logits0)
     ttt.settings = TTTSettings(lr=0.05, ags=1, steps=2, lora_rank=2)
     ttt.ttt(SEQ)
-    wrapped = {k.replace(".linear.", "."): v for k, v in tiny_lm.state_dict().items() if "lora_" not in k}
+    wrapped = {
+        k.replace(".linear.", ".").replace(".base_layer.", "."): v
+        for k, v in tiny_lm.state_dict().items()
+        if "lora_" not in k
+    }
+    assert set(wrapped) == set(base)
     for k, v in wrapped.items():
         assert torch.equal(v, base[k]), k  # base weights untouched; only adapters moved
-    assert any(p.abs().sum() > 0 for m in tiny_lm.modules() if isinstance(m, LoRALinear) for p in [m.lora_up.weight])
+    names = [n for n, _ in tiny_lm.named_parameters() if "lora_up" in n or "lora_B" in n]
+    assert len(names) == 4 and all(dict(tiny_lm.named_parameters())[n].abs().sum() > 0 for n in names)
+    # transformers networks get PEFT's LoRA layers, fair-esm's ESM2 ours
+    kinds = {
+        type(m).__module__.split(".")[0] for m in tiny_lm.modules() if hasattr(m, "lora_A") or isinstance(m, LoRALinear)
+    }
+    assert kinds == ({"peft"} if tiny_lm.kind == "hf" else {"iclr26_science"}), kinds
 
 
 def test_loss_kinds() -> None:
@@ -222,7 +234,7 @@ def test_lora_scaling_reference_alpha_or_peft_alpha_over_r(tiny_lm: MaskedLM) ->
     for scaling, want in cases:
         handle = ProteinTTT(tiny_lm, TTTSettings(lora_rank=4, lora_scaling=scaling))
         handle.trainable_parameters()
-        scales = {m.scale for m in tiny_lm.modules() if isinstance(m, LoRALinear)}
+        scales = lora_scales(tiny_lm)
         assert scales == {want}, (scaling, scales)
         handle.reset()
 
@@ -412,13 +424,15 @@ def test_lora_adapter_saves_and_reloads_into_a_fresh_base_model(tiny_lm: MaskedL
     handle.ttt(SEQ)
     adapted = _logits(tiny_lm)
     folder = handle.save_adapter(tmp_path / "adapter")
-    assert sorted(p.name for p in folder.iterdir()) == ["adapter_config.json", "adapter_model.safetensors"]
+    assert {"adapter_config.json", "adapter_model.safetensors"} <= {p.name for p in folder.iterdir()}
+    weights = safetensors.torch.load_file(str(folder / "adapter_model.safetensors"))
+    assert weights and all(".lora_A." in k or ".lora_B." in k for k in weights)  # the adapter only
     fresh = (bert_from_config if tiny_lm.kind == "hf" else esm2_from_config)(layers=1, width=16, heads=2, seed=0)
     torch.testing.assert_close(_logits(fresh), _logits(copy.deepcopy(fresh)))
     assert not torch.allclose(_logits(fresh), adapted)
     reloaded = load_adapter(fresh, folder)
     assert torch.equal(_logits(reloaded), adapted)
-    assert sum(isinstance(m, LoRALinear) for m in reloaded.modules()) == 4  # q, k, v, out of one layer
+    assert len(lora_parameters(reloaded)) == 2 * 4  # q, k, v, out of one layer
     with pytest.raises(DataError, match="already has LoRA adapters"):
         load_adapter(reloaded, folder)
     with pytest.raises(DataError, match="no adapter_config.json"):
@@ -429,19 +443,52 @@ def test_lora_adapter_saves_and_reloads_into_a_fresh_base_model(tiny_lm: MaskedL
 
 
 def test_hf_esm_adapter_is_peft_format(tmp_path: Path) -> None:
-    """The HF ESM adapter reloads without PEFT (load_adapter) and, where PEFT is installed, with
-    ``peft.PeftModel.from_pretrained`` to the same logits."""
+    """The HF ESM path is PEFT's: ``get_peft_model`` puts PEFT's LoRA layers in, ``save_pretrained`` writes the
+    adapter only, and both ``load_adapter`` and ``peft.PeftModel.from_pretrained`` on a fresh base model give
+    the adapted logits bit for bit; ``reset`` unloads them."""
+    import json
+
+    import peft
+
     from iclr26_science.proteins import load_adapter, ttt
 
-    adapted = ttt(SEQ, _hf_esm(), TTTSettings(steps=2, ags=1, lr=0.05, lora_rank=2, lora_scaling="peft"))
+    net = _hf_esm()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    adapted = ttt(SEQ, net, TTTSettings(steps=2, ags=1, lr=0.05, lora_rank=2, lora_scaling="peft"))
+    assert any(isinstance(m, peft.tuners.lora.LoraLayer) for m in net.modules())
     want = _logits(adapted.lm)
     folder = adapted.save_adapter(tmp_path)
-    assert torch.equal(_logits(load_adapter(_hf_esm(), folder)), want)
-    peft = pytest.importorskip("peft")
+    config = json.loads((folder / "adapter_config.json").read_text())
+    assert config["peft_type"] == "LORA" and config["r"] == 2 and len(config["target_modules"]) == 4
+    weights = safetensors.torch.load_file(str(folder / "adapter_model.safetensors"))
+    assert len(weights) == 8 and all("lora_" in k for k in weights)  # no base weight is written
+    reloaded = load_adapter(_hf_esm(), folder)
+    assert torch.equal(_logits(reloaded), want)
     with warnings.catch_warnings():  # transformers' deprecation of an attribute PEFT reads, not ours
         warnings.simplefilter("ignore", FutureWarning)
         model = peft.PeftModel.from_pretrained(_hf_esm(), str(folder)).eval()
     ids = torch.tensor([adapted.lm.alphabet.encode(SEQ)])
     with torch.no_grad():
         got = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
-    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    assert torch.equal(got, want)
+    adapted.reset()
+    assert not any(isinstance(m, peft.tuners.lora.LoraLayer) for m in net.modules())
+    assert set(net.state_dict()) == set(before)
+    assert all(torch.equal(v, before[k]) for k, v in net.state_dict().items())
+    with pytest.raises(DataError, match="no layer|not a LoRA adapter|do not fit"):
+        load_adapter(_hf_esm_wider(), folder)
+
+
+def _hf_esm_wider() -> torch.nn.Module:
+    """An HF ESM of another width: the saved adapter does not fit it."""
+    from transformers import EsmConfig, EsmForMaskedLM
+
+    from iclr26_science.proteins.lm import esm_alphabet
+
+    ref = esm_alphabet()
+    cfg = EsmConfig(
+        vocab_size=len(ref.all_toks), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=1026, position_embedding_type="rotary",
+        pad_token_id=ref.padding_idx, mask_token_id=ref.mask_idx, token_dropout=True,
+    )  # fmt: skip
+    return EsmForMaskedLM(cfg).eval()

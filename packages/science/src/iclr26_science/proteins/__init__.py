@@ -36,6 +36,7 @@ from iclr26_science.proteins.lora import (
     inject_lora,
     load_adapter,
     lora_parameters,
+    lora_scales,
     remove_lora,
     save_adapter,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "load_esm2",
     "load_esm_checkpoint",
     "lora_parameters",
+    "lora_scales",
     "masked_marginals",
     "mlm_loss",
     "mutant_scores",

@@ -16,11 +16,21 @@ with ``r``, ``lora_alpha = scale · r`` and the adapted layers' paths as ``targe
 = ``B``), so ``peft.PeftModel.from_pretrained(network, folder)`` reads the same files (PEFT's output is
 ``W x + (lora_alpha / r) · B A x``, i.e. the same ``scale``); :func:`load_adapter` reads them without PEFT
 and injects the adapters into a freshly loaded base model.
+
+**Hugging Face models** (``transformers`` ``PreTrainedModel``: HF ESM-2, AntiBERTy's BERT) go through the
+``peft`` library instead: :func:`inject_lora` builds ``peft.LoraConfig(r, lora_alpha = scale · r,
+target_modules = <the same linear layers>, init_lora_weights="gaussian")`` (PEFT's gaussian init is
+``A ~ N(0, 1/r²)``, ``B = 0``, as above) and calls ``peft.get_peft_model`` (the LoRA layers go into the
+network in place), :func:`save_adapter` is the ``PeftModel``'s ``save_pretrained`` (adapter only),
+:func:`load_adapter` is ``peft.PeftModel.from_pretrained`` and :func:`remove_lora` its ``unload()``. Our
+own :class:`LoRALinear` is kept for fair-esm's ``ESM2`` (not a ``PreTrainedModel``; the reference code
+adapts it with lora_diffusion), whose files are in the same layout.
 """
 
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,10 +41,26 @@ from torch import nn
 from iclr26_shared.errors import DataError
 
 __all__ = ["ADAPTER_CONFIG", "ADAPTER_WEIGHTS", "LoRALinear", "inject_lora", "load_adapter", "lora_parameters",
-           "remove_lora", "save_adapter"]  # fmt: skip
+           "lora_scales", "remove_lora", "save_adapter"]  # fmt: skip
 
 #: PEFT's file names for an adapter's config and weights.
 ADAPTER_CONFIG, ADAPTER_WEIGHTS = "adapter_config.json", "adapter_model.safetensors"
+#: network -> the ``peft.PeftModel`` whose LoRA layers it holds (not a submodule: no cycle in the module tree).
+_PEFT: weakref.WeakKeyDictionary[nn.Module, Any] = weakref.WeakKeyDictionary()
+
+
+def _is_hf(net: nn.Module) -> bool:
+    """A ``transformers`` ``PreTrainedModel`` (the networks PEFT adapts here)."""
+    try:
+        from transformers import PreTrainedModel
+    except ImportError:  # pragma: no cover - the proteins extra installs it
+        return False
+    return isinstance(net, PreTrainedModel)
+
+
+def _peft_lora_layers(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """PEFT's LoRA layers in ``model``: modules with a ``lora_A`` ``ModuleDict`` (``peft.tuners.lora.LoraLayer``)."""
+    return [(n, m) for n, m in model.named_modules() if isinstance(getattr(m, "lora_A", None), nn.ModuleDict)]
 
 
 class LoRALinear(nn.Module):
@@ -61,8 +87,9 @@ class LoRALinear(nn.Module):
         return self.linear(x) + self.lora_up(self.lora_down(x)) * self.scale
 
 
-def inject_lora(model: nn.Module, rank: int, scale: float, targets: Sequence[str]) -> list[LoRALinear]:
-    """Wrap every ``nn.Linear`` below a module whose class name is in ``targets``; returns the new adapters.
+def inject_lora(model: nn.Module, rank: int, scale: float, targets: Sequence[str]) -> list[nn.Module]:
+    """Wrap every ``nn.Linear`` below a module whose class name is in ``targets``; returns the new adapters
+    (:class:`LoRALinear`, or PEFT's LoRA layers for a ``transformers`` network).
 
     Raises ValueError when no linear layer was found (a wrong ``targets`` would otherwise train nothing).
     """
@@ -81,7 +108,10 @@ def inject_lora(model: nn.Module, rank: int, scale: float, targets: Sequence[str
                     found.append((parent, child_name, child))
     if not found:
         raise ValueError(f"no nn.Linear inside modules of class {sorted(names)}: nothing to adapt with LoRA")
-    adapters = []
+    net = _network(model)
+    if _is_hf(net):
+        return _inject_peft(net, rank, scale, found)
+    adapters: list[nn.Module] = []
     for parent, child_name, child in found:
         adapter = LoRALinear(child, rank, scale)
         setattr(parent, child_name, adapter)
@@ -89,14 +119,56 @@ def inject_lora(model: nn.Module, rank: int, scale: float, targets: Sequence[str
     return adapters
 
 
+def _inject_peft(
+    net: nn.Module, rank: int, scale: float, found: list[tuple[nn.Module, str, nn.Linear]]
+) -> list[nn.Module]:
+    """``peft.get_peft_model`` with LoRA on exactly the linear layers ``found`` (output scale ``scale``)."""
+    import warnings
+
+    from peft import LoraConfig, get_peft_model
+
+    paths = {id(m): n for n, m in net.named_modules()}
+    alpha: Any = scale * rank  # PEFT types lora_alpha as int but divides it by r as a float
+    config = LoraConfig(
+        r=rank, lora_alpha=alpha, target_modules=sorted(paths[id(child)] for _, _, child in found),
+        lora_dropout=0.0, bias="none", init_lora_weights="gaussian",
+    )  # fmt: skip
+    with warnings.catch_warnings():  # transformers' deprecation of an attribute PEFT reads, not ours
+        warnings.simplefilter("ignore", FutureWarning)
+        _PEFT[net] = get_peft_model(net, config)  # pyright: ignore[reportArgumentType]
+    return [m for _, m in _peft_lora_layers(net)]
+
+
+def lora_scales(model: nn.Module) -> set[float]:
+    """The output scales ``s`` of the adapters in ``model`` (``y = W x + s · B A x``)."""
+    ours = {m.scale for m in model.modules() if isinstance(m, LoRALinear)}
+    return ours | {float(m.__dict__["scaling"]["default"]) for _, m in _peft_lora_layers(model)}
+
+
 def lora_parameters(model: nn.Module) -> list[torch.Tensor]:
-    """The ``A``/``B`` parameters of every adapter in ``model``."""
-    return [p for m in model.modules() if isinstance(m, LoRALinear) for p in (m.lora_down.weight, m.lora_up.weight)]
+    """The ``A``/``B`` parameters of every adapter in ``model`` (ours or PEFT's)."""
+    ours = [p for m in model.modules() if isinstance(m, LoRALinear) for p in (m.lora_down.weight, m.lora_up.weight)]
+    peft: list[torch.Tensor] = []
+    for _, m in _peft_lora_layers(model):
+        for name in ("lora_A", "lora_B"):
+            table: nn.ModuleDict = getattr(m, name)
+            peft += [p for layer in table.values() for p in layer.parameters()]
+    return ours + peft
 
 
 def remove_lora(model: nn.Module) -> int:
-    """Put the wrapped ``nn.Linear`` back in place of every adapter; returns how many were removed."""
-    n = 0
+    """Put the wrapped ``nn.Linear`` back in place of every adapter (PEFT's ``unload()`` for a
+    ``transformers`` network); returns how many were removed."""
+    net = _network(model)
+    peft_model = _PEFT.pop(net, None)
+    n_peft = len(_peft_lora_layers(net))
+    if peft_model is not None:
+        peft_model.unload()
+    elif n_peft:
+        raise RuntimeError(
+            "the network holds PEFT LoRA layers that were not added here; call unload() on its PeftModel"
+        )
+    n = n_peft
     for parent in list(model.modules()):
         for child_name, child in list(parent.named_children()):
             if isinstance(child, LoRALinear):
@@ -119,6 +191,11 @@ def save_adapter(model: Any, folder: str | Path, *, base_model: str = "") -> Pat
     from safetensors.torch import save_file
 
     net = _network(model)
+    peft_model = _PEFT.get(net)
+    if peft_model is not None:
+        out = Path(folder)
+        peft_model.save_pretrained(str(out))  # adapter_config.json + adapter_model.safetensors (adapter only)
+        return out
     adapters = [(name, m) for name, m in net.named_modules() if isinstance(m, LoRALinear)]
     if not adapters:
         raise DataError("the model has no LoRA adapters to save (adapt it with TTTSettings(lora_rank=r) first)")
@@ -165,8 +242,11 @@ def load_adapter(model: Any, folder: str | Path, *, vocab: Any = None) -> Any:
     weights = load_file(str(weights_path))
     lm = as_masked_lm(model, vocab)
     net = _network(lm)
-    if any(isinstance(m, LoRALinear) for m in net.modules()):
+    if any(isinstance(m, LoRALinear) for m in net.modules()) or _peft_lora_layers(net):
         raise DataError("the model already has LoRA adapters; load the adapter into the base model")
+    if _is_hf(net):
+        _load_peft(net, src, cfg_path, weights_path)
+        return lm
     for name in targets:
         try:
             layer = net.get_submodule(name)
@@ -188,3 +268,19 @@ def load_adapter(model: Any, folder: str | Path, *, vocab: Any = None) -> Any:
         parent_name, _, child = name.rpartition(".")
         setattr(net.get_submodule(parent_name) if parent_name else net, child, adapter)
     return lm
+
+
+def _load_peft(net: nn.Module, src: Path, cfg_path: Path, weights_path: Path) -> None:
+    """``peft.PeftModel.from_pretrained(net, src)`` (LoRA layers into ``net`` in place), errors as one line."""
+    import warnings
+
+    from peft import PeftModel
+
+    try:
+        with warnings.catch_warnings():  # transformers' deprecation of an attribute PEFT reads, not ours
+            warnings.simplefilter("ignore", FutureWarning)
+            _PEFT[net] = PeftModel.from_pretrained(net, str(src))  # pyright: ignore[reportArgumentType]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{cfg_path}: not a LoRA adapter for this model ({str(exc).splitlines()[0]})") from None
+    except RuntimeError as exc:  # load_state_dict: a shape mismatch
+        raise DataError(f"{weights_path}: adapter weights do not fit the model ({str(exc).splitlines()[0]})") from None

@@ -64,6 +64,26 @@ class ProteinTTTConfig:
     ``standard_toks``) or the 20 amino acids."""
     freeze_embeddings: bool = True
     """Freeze the token-embedding table (paper: yes)."""
+    score_every_step: bool = False
+    """Score the target's pseudo-perplexity at every optimiser step (L forward passes each; needed by
+    ``automatic_best_state_reset`` and ``perplexity_early_stopping``)."""
+    automatic_best_state_reset: bool = True
+    """The reference's switch (default on): keep the scored state with the lowest pseudo-perplexity (only
+    with ``score_every_step``; without scoring θ_T is kept, as the reference's masked LMs do)."""
+    perplexity_early_stopping: NonNegFloat = 0.0
+    """Stop once the scored pseudo-perplexity falls below this (0 = never)."""
+    skip_nonfinite_grads: bool = True
+    """Skip an optimiser step whose accumulated gradients hold NaN/Inf (the reference always does)."""
+    gradient_clip: bool = False
+    """Clip the accumulated gradients' global L2 norm before each step (reference default off)."""
+    gradient_clip_max_norm: PosFloat = 1.0
+    """The clipping norm (reference 1.0)."""
+    lr_scheduler: Literal["none", "cosine", "cosine_warmup"] = "none"
+    """Learning-rate schedule over the optimiser steps (reference default none; see ``TTTSettings``)."""
+    lr_warmup_steps: NonNegInt = 0
+    """Warm-up steps of ``cosine_warmup`` (reference 0)."""
+    lr_min: NonNegFloat = 0.0
+    """The schedule's final learning rate (reference 0)."""
     sequence_sets: tuple[SequenceSet, ...] = ("antiberty-readme", "esm-readme")
     """Real sequences for the perplexity claim (both ship offline in wheel READMEs)."""
     max_sequences: NonNegInt = 0

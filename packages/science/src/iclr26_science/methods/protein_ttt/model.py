@@ -33,7 +33,11 @@ def ttt_settings(cfg: ProteinTTTConfig, seed: int) -> TTTSettings:
         lr=cfg.lr, ags=cfg.ags, steps=cfg.steps, batch_size=cfg.batch_size, mask_ratio=cfg.mask_ratio,
         crop_size=cfg.crop_size, loss_kind=cfg.loss_kind, optimizer=cfg.optimizer, lora_rank=cfg.lora_rank,
         lora_alpha=cfg.lora_alpha, lora_scaling=lora_scaling(cfg), replace_vocab=cfg.replace_vocab,
-        freeze_embeddings=cfg.freeze_embeddings, seed=seed,
+        freeze_embeddings=cfg.freeze_embeddings, score_every_step=cfg.score_every_step,
+        automatic_best_state_reset=cfg.automatic_best_state_reset,
+        perplexity_early_stopping=cfg.perplexity_early_stopping, skip_nonfinite_grads=cfg.skip_nonfinite_grads,
+        gradient_clip=cfg.gradient_clip, gradient_clip_max_norm=cfg.gradient_clip_max_norm,
+        lr_scheduler=cfg.lr_scheduler, lr_warmup_steps=cfg.lr_warmup_steps, lr_min=cfg.lr_min, seed=seed,
     )  # fmt: skip
 
 
