@@ -42,7 +42,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +51,16 @@ from iclr26_shared.errors import CheckpointError, UsageError
 if TYPE_CHECKING:
     from iclr26_shared.runs import RunDir
 
-__all__ = ["MODELS_DIR", "META_FILE", "allowed_modules", "list_models", "load_model", "model_dir", "save_model"]
+__all__ = [
+    "MODELS_DIR",
+    "META_FILE",
+    "allowed_modules",
+    "list_models",
+    "load_model",
+    "model_dir",
+    "resolve_class",
+    "save_model",
+]
 
 #: Sub-folder of a run directory holding its saved models, one folder per name.
 MODELS_DIR = "models"
@@ -243,6 +252,60 @@ def _import_without(module: str, unsafe: list[Path]) -> Any:
     if origin and any(_inside(Path(origin), d) for d in unsafe):
         raise CheckpointError(f"module {module!r} resolves inside the run folder ({origin}); refusing it")
     return mod
+
+
+def resolve_class(
+    path: str,
+    *,
+    classes: Sequence[type] = (),
+    trust: bool = False,
+    base: type | None = None,
+    error: Callable[[str], Exception] = CheckpointError,
+    what: str = "class",
+    prefix: str = "",
+    refused: str = "",
+    unsafe: Sequence[Path] = (),
+) -> type[Any]:
+    """The class a saved config names as ``"module:QualName"`` (a user's module that a library object
+    rebuilds from its class and init arguments), found by one policy for every loader:
+
+    1. one of ``classes`` (the caller's own classes) with the same ``module:QualName``, else the same
+       ``QualName``: nothing is imported;
+    2. else from its module when that module is already imported (``sys.modules``: no code runs that has
+       not run already) or is one of :func:`allowed_modules` (this workspace's installed packages,
+       transformers, diffusers);
+    3. else, only with ``trust=True`` (the caller vouches for the saved name), imported.
+
+    Every import runs with the current directory and the ``unsafe`` folders (the saved folder) off
+    ``sys.path``, and a module found inside ``unsafe`` anyway is refused: a folder that ships its own
+    module never gets it imported (:func:`load_model` follows the same rule with its own allow-list).
+
+    Failures are one line, raised as ``error(message)`` and starting with ``prefix``: a malformed name; a
+    module outside steps 1-2 without ``trust`` (``refused``, formatted with ``{path}`` and ``{module}``,
+    says what to pass; default ``"the <what> <path> is not imported"``); ``"cannot import the <what>
+    <path> (<reason>)"``; ``"the <what> <path> is not a class"`` (a subclass of ``base`` when given)."""
+    module, sep, qual = path.partition(":") if isinstance(path, str) else ("", "", "")
+    if not (sep and module and all(p.isidentifier() for p in qual.split("."))):
+        raise error(f"{prefix}the {what} {path!r}: expected 'package.module:ClassName'")
+    given = list(classes)
+    found: Any = next((c for c in given if f"{c.__module__}:{c.__qualname__}" == path), None)
+    found = found or next((c for c in given if c.__qualname__ == qual), None)
+    if found is None and module not in sys.modules and not all(p.isidentifier() for p in module.split(".")):
+        raise error(f"{prefix}the {what} {path!r}: expected 'package.module:ClassName'")
+    if found is None:
+        if module not in sys.modules and module.split(".")[0] not in allowed_modules() and not trust:
+            text = refused.format(path=path, module=module) if refused else f"the {what} {path} is not imported"
+            raise error(prefix + text)
+        try:
+            found = sys.modules[module] if module in sys.modules else _import_without(module, list(unsafe))
+            for part in qual.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError, ValueError, CheckpointError) as err:
+            raise error(f"{prefix}cannot import the {what} {path} ({' '.join(str(err).split())})") from None
+    if not isinstance(found, type) or (base is not None and not issubclass(found, base)):
+        kind = f"a {base.__module__.split('.')[0]} {base.__qualname__} class" if base is not None else "a class"
+        raise error(f"{prefix}the {what} {path} is not {kind}")
+    return found
 
 
 def _import_class(path: object, where: Path, run: Path, trust_class: type[Any] | str | None = None) -> type[Any]:

@@ -93,10 +93,19 @@ def test_user_class_is_named_in_the_config_and_rebuilt_when_passed(tmp_path: Pat
     model.save_pretrained(tmp_path / "m", backbone_init={"width": 6})
     spec = json.loads((tmp_path / "m" / "config.json").read_text())["backbone"]
     assert spec["class"].endswith(":UserNet") and spec["init"] == {"width": 6}
-    # a class outside the workspace's packages is never imported from a saved name: one line says what to pass
+    # the class's module is already imported (this test module): found without importing anything
+    _same(model, CausalDeltaModel.from_pretrained(tmp_path / "m"))
+    # a module neither imported nor one of the workspace's packages is never imported from a saved name (issue
+    # 52, one policy with load_model: iclr26_shared.models.resolve_class): one line says what to pass
+    cfg_file = tmp_path / "m" / "config.json"
+    config = json.loads(cfg_file.read_text())
+    config["backbone"]["class"] = "no_such_user_package.nets:UserNet"
+    cfg_file.write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match=r"user class '.*:UserNet'.*pass backbone=UserNet") as err:
         CausalDeltaModel.from_pretrained(tmp_path / "m")
     assert "\n" not in str(err.value)
+    config["backbone"]["class"] = spec["class"]
+    cfg_file.write_text(json.dumps(config))
     _same(model, CausalDeltaModel.from_pretrained(tmp_path / "m", backbone=UserNet))
     _same(model, CausalDeltaModel.from_pretrained(tmp_path / "m", backbone=UserNet(width=6)))  # an instance
     # saved without its constructor arguments: the default width 8 cannot hold the width-6 weights

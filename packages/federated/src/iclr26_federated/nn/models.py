@@ -16,10 +16,7 @@ Normalisation layers are GroupNorm rather than BatchNorm: FedAvg then averages o
 
 from __future__ import annotations
 
-import functools
-import importlib
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +24,8 @@ from typing import Any, Literal
 import torch
 from huggingface_hub import PyTorchModelHubMixin
 from torch import Tensor, nn
+
+from iclr26_shared.models import resolve_class
 
 __all__ = ["FedOpenMatchNet", "OpenSetNet", "ResNet18", "SmallCNN", "build_model"]
 
@@ -124,8 +123,9 @@ class OpenSetNet(nn.Module, PyTorchModelHubMixin):
 
     ``save_pretrained(dir)`` writes ``model.safetensors`` and ``config.json`` (K, D, the extractor's class
     ``module:QualName`` and its ``init``); ``OpenSetNet.from_pretrained(dir)`` rebuilds it bit for bit. The
-    extractor's class is one you pass (``extractor_classes=[MyNet]``), else it is imported only from a
-    module already imported (``trust_extractor_class=True`` to import it); a class defined inside a
+    extractor's class is one you pass (``extractor_classes=[MyNet]``), else it is taken only from a module
+    already imported or one of this workspace's packages (``trust_extractor_class=True`` to import it; never
+    from the current directory or the saved folder: ``iclr26_shared.models.resolve_class``); a class defined inside a
     function is refused at saving, one that cannot be found or built at loading, each in one line.
     """
 
@@ -189,7 +189,7 @@ class OpenSetNet(nn.Module, PyTorchModelHubMixin):
         config = json.loads((Path(model_id) / "config.json").read_text())
         path = str(config.get("extractor_class", "?"))
         init = config.get("extractor_init") or {}
-        extractor_cls = _find_class(path, extractor_classes, trust_extractor_class)
+        extractor_cls = _find_class(path, extractor_classes, trust_extractor_class, Path(model_id))
         try:
             extractor = extractor_cls(**init)
         except (TypeError, ValueError) as err:
@@ -214,26 +214,23 @@ class OpenSetNet(nn.Module, PyTorchModelHubMixin):
         return p, q.view(x.shape[0], self.num_known, 2)
 
 
-def _find_class(path: str, given: Sequence[type], trust: bool) -> Any:
-    """The class ``module:QualName``: one of ``given`` (same path, else same name), else imported from an
-    already imported module (any module when ``trust``); a one-line ``ValueError`` otherwise."""
-    module, _, qual = path.partition(":")
-    found = next((c for c in given if f"{c.__module__}:{c.__qualname__}" == path), None)
-    found = found or next((c for c in given if c.__qualname__ == qual), None)
-    if found is not None:
-        return found
-    if module not in sys.modules and not trust:
-        raise ValueError(
-            f"OpenSetNet.from_pretrained: the extractor class {path} (config.json) is not imported: import "
-            f"{module}, pass extractor_classes=[...] or trust_extractor_class=True"
-        )
-    try:
-        found = functools.reduce(getattr, qual.split("."), importlib.import_module(module))
-    except (ImportError, AttributeError, ValueError) as err:
-        raise ValueError(f"OpenSetNet.from_pretrained: cannot import the extractor class {path} ({err})") from None
-    if not (isinstance(found, type) and issubclass(found, nn.Module)):
-        raise ValueError(f"OpenSetNet.from_pretrained: {path} is not a torch nn.Module class")
-    return found
+def _find_class(path: str, given: Sequence[type], trust: bool, folder: Path | None = None) -> Any:
+    """The class ``module:QualName`` by :func:`iclr26_shared.models.resolve_class`: one of ``given`` (same
+    path, else same name), else imported from an already imported module or this workspace's packages (any
+    module when ``trust``), never from the current directory or the saved folder; a one-line
+    ``ValueError`` otherwise."""
+    return resolve_class(
+        path,
+        classes=tuple(given),
+        trust=trust,
+        base=nn.Module,
+        error=ValueError,
+        what="extractor class",
+        prefix="OpenSetNet.from_pretrained: ",
+        refused="the extractor class {path} (config.json) is not imported: import {module}, pass "
+        "extractor_classes=[...] or trust_extractor_class=True",
+        unsafe=() if folder is None else (folder,),
+    )
 
 
 class FedOpenMatchNet(OpenSetNet, PyTorchModelHubMixin):

@@ -13,15 +13,15 @@
    constructor arguments (``init``: the caller's ``backbone_init``, else the module's ``init_kwargs``
    attribute, else none) and its weights in ``folder/backbone.safetensors``.
 
-Classes are imported on load only from the packages :func:`iclr26_shared.models.allowed_modules` allows
-(this workspace's packages, transformers, diffusers, ...); any other class is rebuilt only when the caller
-passes it (``backbone=TheClass``) or an instance to load the weights into; otherwise, and whenever the
-rebuild fails, one :class:`CheckpointError` line names the class and says what to pass.
+Classes are found by :func:`iclr26_shared.models.resolve_class`: the class the caller passes
+(``backbone=TheClass``, or an instance to load the weights into), else one from a module already imported or
+from the packages :func:`iclr26_shared.models.allowed_modules` allows (this workspace's packages,
+transformers, diffusers), never imported from the current directory or the saved folder; otherwise, and
+whenever the rebuild fails, one :class:`CheckpointError` line names the class and says what to pass.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -75,23 +75,22 @@ def save_backbone(backbone: nn.Module, folder: Path, *, init: dict[str, Any] | N
 
 
 def _import_class(path: str, where: Path) -> type:
-    from iclr26_shared.models import allowed_modules
+    """The backbone class by :func:`iclr26_shared.models.resolve_class` (no class given, no trust): from a
+    module already imported or one of this workspace's packages, never from the current directory or the
+    saved folder."""
+    from iclr26_shared.models import resolve_class
 
-    module, _, qualname = path.partition(":")
-    hint = f"pass backbone={qualname.split('.')[-1] or path} (the class, or an instance) to from_pretrained"
-    if module.split(".")[0] not in allowed_modules():
-        raise CheckpointError(
-            f"{where}: the backbone is the user class {path!r}, not imported from a saved folder; {hint}"
-        )
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as err:
-        raise CheckpointError(f"{where}: backbone class {path!r} cannot be imported ({err}); {hint}") from None
-    if not isinstance(obj, type):
-        raise CheckpointError(f"{where}: backbone {path!r} is not a class; {hint}")
-    return obj
+    hint = (
+        f"pass backbone={path.partition(':')[2].split('.')[-1] or path} (the class, or an instance) to from_pretrained"
+    )
+    return resolve_class(
+        path,
+        error=CheckpointError,
+        what="backbone class",
+        prefix=f"{where}: ",
+        refused="the backbone is the user class '{path}', whose module {module} is not imported; " + hint,
+        unsafe=(where.parent,),
+    )
 
 
 def load_backbone(spec: dict[str, Any], folder: Path, backbone: nn.Module | type | None = None) -> nn.Module:

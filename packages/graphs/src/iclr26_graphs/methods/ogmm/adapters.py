@@ -13,9 +13,6 @@ batch the merged model takes.
 
 from __future__ import annotations
 
-import functools
-import importlib
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -26,6 +23,7 @@ from torch import nn
 from iclr26_graphs.data.graph_domains import DenseGraphs
 from iclr26_graphs.errors import GraphInputError
 from iclr26_graphs.methods.ogmm.model import masked_head_logits
+from iclr26_shared.models import resolve_class
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
@@ -159,26 +157,23 @@ def expert_from_spec(
     spec: dict[str, Any], folder: str | Path, *, trust: bool = False, classes: Iterable[type] = ()
 ) -> PyGExpert:
     """The :class:`PyGExpert` that :meth:`PyGExpert.spec` describes, rebuilt with ``from_pretrained(folder)``
-    (``PyTorchModelHubMixin``) or ``Class(**init)``. The class is one of ``classes`` with the same
-    ``module:QualName`` (or, failing that, the same ``QualName``), else imported from its module when that is
-    already imported (or ``trust``); one-line :class:`GraphInputError` when it cannot be."""
+    (``PyTorchModelHubMixin``) or ``Class(**init)``. The class is found by
+    :func:`iclr26_shared.models.resolve_class`: one of ``classes`` with the same ``module:QualName`` (or,
+    failing that, the same ``QualName``), else imported from its module when that is already imported or
+    one of this workspace's packages (or ``trust``), never from the current directory or the saved folder;
+    one-line :class:`GraphInputError` when it cannot be."""
     path = str(spec.get("class", "?"))
-    module, _, qual = path.partition(":")
-    given = list(classes)
-    cls: Any = next((c for c in given if f"{c.__module__}:{c.__qualname__}" == path), None)
-    cls = cls or next((c for c in given if c.__qualname__ == qual), None)
-    if cls is None:
-        if module not in sys.modules and not trust:
-            raise GraphInputError(
-                f"expert class {path} (named in config.json) is not imported: import {module} first, pass the "
-                "class (from_pretrained(dir, expert_classes=[...])) or trust_expert_classes=True to import it"
-            )
-        try:
-            cls = functools.reduce(getattr, qual.split("."), importlib.import_module(module))
-        except (ImportError, AttributeError, ValueError) as err:
-            raise GraphInputError(f"cannot import the expert class {path} named in config.json ({err})") from None
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        raise GraphInputError(f"the expert class {path} named in config.json is not a torch nn.Module")
+    cls = resolve_class(
+        path,
+        classes=tuple(classes),
+        trust=trust,
+        base=nn.Module,
+        error=GraphInputError,
+        what="expert class",
+        refused="expert class {path} (named in config.json) is not imported: import {module} first, pass the "
+        "class (from_pretrained(dir, expert_classes=[...])) or trust_expert_classes=True to import it",
+        unsafe=(Path(folder), Path(folder).parent.parent),  # experts/<i>/ and the saved model's folder
+    )
     try:
         model = cls.from_pretrained(folder) if spec.get("hub") else cls(**spec.get("init", {}))  # pyright: ignore[reportAttributeAccessIssue]
         embed = getattr(model, spec["embed"])

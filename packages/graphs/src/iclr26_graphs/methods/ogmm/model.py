@@ -370,8 +370,10 @@ class MergedGNN(nn.Module, PyTorchModelHubMixin):
     in ``dir/experts/<i>/`` and is rebuilt with its ``from_pretrained``; a plain ``nn.Module`` is rebuilt as
     ``Class(**init)`` (``init``: the ``PyGExpert``'s ``init=``, default the model's ``config`` dict). The
     weights of all of them are in ``model.safetensors``. Loading takes the classes you pass
-    (``from_pretrained(dir, expert_classes=[MyGCN])``), else imports them only from modules already imported
-    (import your model's module first) unless ``trust_expert_classes=True``; a class that cannot be found,
+    (``from_pretrained(dir, expert_classes=[MyGCN])``), else takes them only from modules already imported
+    (import your model's module first) or this workspace's packages unless ``trust_expert_classes=True``,
+    never from the current directory or the saved folder (``iclr26_shared.models.resolve_class``); a class
+    that cannot be found,
     imported or built is a one-line :class:`GraphInputError`.
     """
 
