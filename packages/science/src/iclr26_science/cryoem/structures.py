@@ -105,8 +105,10 @@ def _universe(*files: str | Path) -> object:
         warnings.simplefilter("ignore")
         try:
             return mda.Universe(*[str(f) for f in files])
-        except (OSError, ValueError, TypeError, IndexError, KeyError) as err:
-            raise DataError(f"{files[0]}: cannot read the atomic model ({str(err).splitlines()[0]})") from None
+        except (OSError, ValueError, TypeError, IndexError, KeyError, EOFError, AttributeError) as err:
+            # EOFError: an empty PDB (MDAnalysis reads past the end); AttributeError: a file with no atom records
+            msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise DataError(f"{files[0]}: cannot read the atomic model ({msg}; expected atom records)") from None
 
 
 def _select(u: object, name: str, selection: str, hydrogens: bool) -> object:

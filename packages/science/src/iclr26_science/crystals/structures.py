@@ -164,7 +164,36 @@ def read_cif(path: str | Path) -> Structure:
         raise DataError(f"CIF file {path} could not be parsed ({type(err).__name__}: {err})") from None
     if not structures:
         raise DataError(f"CIF file {path} holds no structure")
+    _check_cell(path)
     return structures[0]
+
+
+def _check_cell(path: Path) -> None:
+    """The CIF's own ``_cell_length_*`` must be > 0 Å and ``_cell_angle_*`` in (0°, 180°): pymatgen builds a
+    lattice from a negative length without complaint (a mirrored cell)."""
+    import re
+
+    from pymatgen.io.cif import CifFile
+
+    try:
+        blocks = CifFile.from_file(str(path)).data.values()
+    except Exception:  # noqa: BLE001 - already parsed once above; nothing more to check
+        return
+    for block in blocks:
+        for key, ok, expected in (
+            *((f"_cell_length_{ax}", lambda v: v > 0, "a length > 0 Å") for ax in "abc"),
+            *((f"_cell_angle_{ang}", lambda v: 0 < v < 180, "an angle in (0, 180) degrees")
+              for ang in ("alpha", "beta", "gamma")),
+        ):  # fmt: skip
+            raw = block.data.get(key)
+            if raw is None or isinstance(raw, list):
+                continue
+            try:
+                value = float(re.sub(r"\(\d+\)$", "", str(raw).strip()))
+            except ValueError:
+                raise DataError(f"CIF file {path}: {key} is {raw!r}, expected {expected}") from None
+            if not ok(value):
+                raise DataError(f"CIF file {path}: {key} is {raw}, expected {expected}")
 
 
 def cif_to_input(path: str | Path, *, symprec: float = DEFAULT_SYMPREC) -> CrystalInput:

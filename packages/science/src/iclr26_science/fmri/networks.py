@@ -16,6 +16,7 @@ approximation of the paper's atlas-native maps, not a replacement for them.
 from __future__ import annotations
 
 import re
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,9 +249,15 @@ def read_network_map(path: str | Path, atlases: Sequence[tuple[str, int]] = OFFI
     if not file.is_file():
         raise DataError(f"{file}: no network-mapping file (the official repository's network_mapping.npz)")
     try:
-        data = dict(np.load(file))
-    except (OSError, ValueError) as err:
-        raise DataError(f"{file}: not a readable .npz file ({err})") from None
+        loaded = np.load(file, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise DataError(f"{file}: a single array ({type(loaded).__name__}), expected a .npz archive of "
+                            "network_map_* arrays (the official repository's network_mapping.npz)")  # fmt: skip
+        with loaded:
+            data = dict(loaded)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise DataError(f"{file}: not a readable .npz file ({msg})") from None
     labels: list[np.ndarray] = []
     names: list[str] = []
     top = -1
