@@ -187,3 +187,11 @@ def test_pyproject_declares_exactly_the_config_fields() -> None:
     check_run_config_keys({"dirichlet-alpha": 0.1, "preset": "quick"})
     with pytest.raises(ConfigError, match="'dirichlet_alpha'.*declared in"):
         check_run_config_keys({"dirichlet_alpha": 0.1})  # snake_case is not a declared key
+
+
+def test_a_job_seed_above_the_default_int_bound_is_accepted() -> None:
+    """Issue 52: --seed goes up to 2**32 - 1 and job seeds add the seed index, so a JobParams seed may exceed
+    2**31 - 1 (the default integer bound); it travels to the clients and back unchanged."""
+    seed = 2**32 - 1 + 2
+    params = job_params(PRESETS["smoke"], "fedopenmatch", seed)
+    assert params.seed == seed and JobParams.from_record(params.to_record()).seed == seed

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, get_args
 import annotated_types as at
 
 from iclr26_shared.config import (
+    AllowLargeInt,
     NonNegFloat,
     NonNegInt,
     PosFloat,
@@ -183,8 +184,9 @@ class JobParams(FedOpenMatchConfig):
 
     variant: Variant = "fedopenmatch"
     """The variant this job runs."""
-    seed: NonNegInt = 0
-    """The job's seed: split, model init, augmentations."""
+    seed: Annotated[int, at.Ge(0), at.Lt(2**63), AllowLargeInt] = 0
+    """The job's seed: split, model init, augmentations (the run's --seed, up to 2**32 - 1, plus the seed
+    index: above the default int bound)."""
     device: str = "cpu"
     """Device of the ClientApps (the server's is the run's)."""
     cons_weight: NonNegFloat = 0.1
