@@ -178,6 +178,45 @@ def test_resume_skips_finished_models(tmp_path: Path) -> None:
     assert run2.path == run.path and second["models"] == first["models"]
 
 
+class _Killed(BaseException):
+    """Stands in for a SIGKILL inside the run (not an Exception: nothing in the runner handles it)."""
+
+
+def test_killed_mid_variant_and_resumed_equals_an_uninterrupted_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 52: the run dies after the first variant's checkpoint, inside the second variant (its training
+    rows logged, its checkpoint not written); ``--resume`` gives the uninterrupted results.json and
+    metrics.jsonl (rows keyed by stage=<variant>: no finished variant's row lost, no step-0 row twice).
+    The subprocess SIGKILL version is integration_tests/test_kill_resume.py (slow)."""
+    from iclr26_science.methods.brain_semantoks import train
+    from iclr26_shared.kill_resume import compare_runs
+    from iclr26_shared.runner import CommonFlags, execute
+
+    spec = cli.METHODS[NAME]
+    cfg = dataclasses.replace(spec.preset("smoke"), scaling_fractions=(0.5,), run_mae=False)
+    whole, _, _ = execute(spec, cfg, CommonFlags(seed=0, device="cpu", out_dir=tmp_path / "whole", quiet=True))
+    real, calls = train._evaluate, []
+
+    def dies_in_the_second_variant(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise _Killed
+        return real(*args, **kwargs)
+
+    flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path / "killed", quiet=True)
+    monkeypatch.setattr(train, "_evaluate", dies_in_the_second_variant)
+    with pytest.raises(_Killed):
+        execute(spec, cfg, flags)
+    monkeypatch.undo()
+    killed = next((tmp_path / "killed").rglob("metrics.jsonl")).parent
+    rows = [json.loads(line) for line in (killed / "metrics.jsonl").read_text().splitlines()]
+    assert any("brain-semantoks@0.5/loss" in r for r in rows)  # the second variant had logged rows before it died
+    resumed, _, _ = execute(spec, cfg, dataclasses.replace(flags, resume=True))
+    assert resumed.path == killed
+    assert compare_runs(whole.path, resumed.path) == []
+
+
 def test_cli_rejects_a_bad_flag_with_exit_code_2(tmp_path: Path) -> None:
     res = run_cli(cli.main, [NAME, "--preset", "smoke", "--crop", "40", "--out-dir", str(tmp_path)])
     assert res.code == 2 and "crop" in res.err and "Traceback" not in res.err

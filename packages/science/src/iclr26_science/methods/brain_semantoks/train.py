@@ -280,7 +280,7 @@ def _pretrain(
             parts = dist.mean({**{k: parts.get(k, 0.0) for k in ("loss", "cls", "ttr", "tok")}, "ttr_weight": w})
             history.append(parts)
             if step % 10 == 0 or step == cfg.steps - 1:
-                log(step, **{f"{name}/{k}": val for k, val in parts.items()})
+                log(step, stage=name, **{f"{name}/{k}": val for k, val in parts.items()})
             bar.advance(loss=parts["loss"])
             if callback is not None and callback({"step": float(step), **parts}):
                 break
@@ -315,7 +315,7 @@ def pretrain_mae(
             value = run.dist.mean({"loss": float(loss.detach())})["loss"]
             losses.append(value)
             if step % 10 == 0 or step == cfg.steps - 1:
-                run.log(step, **{"mae/loss": value})
+                run.log(step, stage="mask-reconstruct", **{"mae/loss": value})
             bar.advance(loss=value)
     return model.cpu().eval(), losses
 
@@ -382,7 +382,9 @@ def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
     groups = [g.tolist() for g in net.groups()]
     y = quantile_classes(probe.targets[cfg.probe_target], cfg.probe_classes)
     windows = _windows(hcp.scans, cfg.id_windows)
-    ckpt = run.load_checkpoint()
+    # the checkpoint's step counts finished variants, not logged steps: nothing is trimmed by step; each
+    # variant's rows carry stage=<variant>, and a variant that starts over drops its own earlier rows
+    ckpt = run.load_checkpoint(trim=False)
     state: dict[str, Any] = {"done": [], "eval": {}, "history": {}} if ckpt is None else ckpt[1]
     order = np.random.default_rng(cfg.data_seed + 17).permutation(len(pool.scans))
     plans: list[tuple[str, float]] = [(OURS, 1.0)]
@@ -392,6 +394,7 @@ def run(cfg: BrainSemantoksConfig, run: RunDir) -> dict[str, Any]:
     for k, (name, frac) in enumerate(plans):
         if name in state["done"]:
             continue
+        run.restart_stage(name)
         n = max(1, round(frac * len(pool.scans)))
         scans = [pool.scans[i] for i in order[:n]]
         if name == "mask-reconstruct":
