@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import errno
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from iclr26_shared import reproduce as reproduce_mod
 from iclr26_shared import umbrella
@@ -164,6 +166,31 @@ def test_models_on_an_empty_folder_or_junk_is_one_line(tmp_path: Path) -> None:
     assert "expected a JSON object with a 'class' string" in _one_line(["models", str(tmp_path)])
     assert "expected a run directory" in _one_line(["models", ""])
     assert "File name too long" in _one_line(["models", "x" * 300])
+
+
+def test_models_flags_a_corrupted_model_folder_in_one_line(tmp_path: Path) -> None:
+    """iclr26 models lists without importing anything; a folder load_model would refuse for its class name
+    or its weights file (truncated, a pickle named .safetensors) makes it exit 2 with one line naming it."""
+    from safetensors.torch import save_file
+
+    folder = tmp_path / "models" / "net"
+    folder.mkdir(parents=True)
+    (tmp_path / "config.json").write_text("{}")
+    save_file({"w": torch.ones(4)}, str(folder / "model.safetensors"))
+    (folder / "iclr26_model.json").write_text('{"class": "iclr26_shared.testing:ToyLinear"}')
+    res = run_cli(umbrella.main, ["models", str(tmp_path)])
+    assert res.code == 0 and "iclr26_shared.testing:ToyLinear\n" in res.out, res.err
+    (folder / "iclr26_model.json").write_text('{"class": "evilmod:Net"}')  # outside the allow-list: listed
+    res = run_cli(umbrella.main, ["models", str(tmp_path)])
+    assert res.code == 0 and "evilmod:Net  (needs trust_class=)" in res.out
+    (folder / "iclr26_model.json").write_text('{"class": "garbage"}')
+    assert "model 'net' cannot be loaded" in _one_line(["models", str(tmp_path)])
+    (folder / "iclr26_model.json").write_text('{"class": "iclr26_shared.testing:ToyLinear"}')
+    whole = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(whole[: len(whole) // 2])
+    assert "truncated" in _one_line(["models", str(tmp_path)])
+    (folder / "model.safetensors").write_bytes(pickle.dumps({"w": 1}))
+    assert "not a whole safetensors file" in _one_line(["models", str(tmp_path)])
 
 
 def test_bench_with_a_bad_root_or_selection_is_one_line(tmp_path: Path) -> None:

@@ -58,6 +58,7 @@ __all__ = [
     "list_models",
     "load_model",
     "model_dir",
+    "model_problem",
     "resolve_class",
     "save_model",
 ]
@@ -158,6 +159,21 @@ def list_models(run_dir: str | os.PathLike[str] | RunDir) -> dict[str, dict[str,
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
         found[folder.name] = {**meta, "path": str(folder), "bytes": size}
     return found
+
+
+def model_problem(meta: Mapping[str, Any]) -> str | None:
+    """What keeps :func:`load_model` from loading one :func:`list_models` entry, found without importing
+    anything (no torch): a class name that is not ``module:Class``, a weights file that is not a whole
+    safetensors file; ``None`` when these checks pass (a class outside :func:`allowed_modules` is not a
+    problem: it loads with ``trust_class=``)."""
+    folder = Path(str(meta.get("path", "")))
+    try:
+        _class_spec(meta.get("class"), folder)
+        for file in sorted(folder.glob("*.safetensors")):
+            _check_safetensors(file)
+    except CheckpointError as err:
+        return str(err)
+    return None
 
 
 #: Distributions whose own model classes a folder may name besides the iclr26 packages: the ecosystems'

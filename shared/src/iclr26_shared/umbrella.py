@@ -200,7 +200,7 @@ def _parse(argv: list[str]) -> Any:
 
 def _models(run_dir: Path) -> int:
     """List a run's saved models; a folder that is not a run directory is one line, exit 2."""
-    from iclr26_shared.models import MODELS_DIR, list_models
+    from iclr26_shared.models import MODELS_DIR, allowed_modules, list_models, model_problem
 
     try:
         is_dir = run_dir.is_dir()
@@ -218,9 +218,19 @@ def _models(run_dir: Path) -> int:
         )
         raise UsageError(f"iclr26 models: {run_dir}: not a run directory ({what}); pass <out-dir>/<method>/<run>")
     width = max(len(n) for n in models)
+    broken: dict[str, str] = {}
     for name, meta in models.items():
-        print(f"{name:<{width}}  {meta['bytes'] / 1e6:8.3f} MB  {meta['class']}")
+        problem = model_problem(meta)
+        if problem is not None:
+            broken[name] = problem
+        trust = "" if str(meta["class"]).split(".")[0].split(":")[0] in allowed_modules() else "  (needs trust_class=)"
+        mark = "  (cannot be loaded)" if problem else trust
+        print(f"{name:<{width}}  {meta['bytes'] / 1e6:8.3f} MB  {meta['class']}{mark}")
     print(f"load one with: iclr26_shared.load_model({str(run_dir)!r}, name)")
+    if broken:  # corrupted folders: one line, exit 2 (the first problem named)
+        name, problem = next(iter(broken.items()))
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        raise UsageError(f"iclr26 models: model {name!r} cannot be loaded{more}: {problem}")
     return 0
 
 
