@@ -29,10 +29,11 @@ import annotated_types as at
 import numpy as np
 import torch
 
+from iclr26_science.cryoem._inputs import map_list, read_checked
 from iclr26_science.cryoem.losses import restoration_loss
-from iclr26_science.cryoem.mrc import DensityMap, read_map
+from iclr26_science.cryoem.mrc import DensityMap
 from iclr26_science.cryoem.pairs import random_crops, scale_positive
-from iclr26_science.cryoem.restore import checked_apix, resample
+from iclr26_science.cryoem.restore import resample
 from iclr26_science.cryoem.scunet import SCUNet3D
 from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import DataError
@@ -77,11 +78,10 @@ class MapPair:
 
 
 def _read(m: DensityMap | str | Path, where: str) -> DensityMap:
-    if isinstance(m, str | Path):
-        return read_map(m)
-    if not isinstance(m, DensityMap):
+    dm = read_checked(m, where)
+    if dm is None:
         raise DataError(f"{where}: expected a DensityMap or an MRC path, got {type(m).__name__}")
-    return m
+    return dm
 
 
 def map_pairs(
@@ -89,15 +89,13 @@ def map_pairs(
 ) -> tuple[list[MapPair], float]:
     """Steps 1–2 of the module docstring: the scaled pairs at ``apix`` (default the first input's) and the
     voxel size used."""
-    if isinstance(inputs, str | Path | DensityMap) or isinstance(targets, str | Path | DensityMap):
-        raise DataError("fine_tune: inputs and targets must be lists of maps (one target per input)")
-    if len(inputs) != len(targets) or not inputs:
+    lists = all(isinstance(v, Sequence) and not isinstance(v, str) for v in (inputs, targets))
+    if lists and len(inputs) != len(targets):
         raise DataError(f"fine_tune: expected as many targets as inputs (>= 1), got {len(inputs)} and {len(targets)}")
+    inputs, targets = map_list(inputs, "fine_tune", "inputs"), map_list(targets, "fine_tune", "targets")
     pairs: list[MapPair] = []
     for i, (a, b) in enumerate(zip(inputs, targets, strict=True)):
         x, y = _read(a, f"inputs[{i}]"), _read(b, f"targets[{i}]")
-        checked_apix(x, f"inputs[{i}]")
-        checked_apix(y, f"targets[{i}]")
         if x.data.shape != y.data.shape or not math.isclose(x.apix, y.apix, rel_tol=1e-5):
             raise DataError(
                 f"pair {i}: input {x.data.shape} at {x.apix:g} Å and target {y.data.shape} at {y.apix:g} Å must share "

@@ -32,9 +32,10 @@ import annotated_types as at
 import numpy as np
 import torch
 
+from iclr26_science.cryoem._inputs import map_list, read_checked
 from iclr26_science.cryoem.finetune import MapPair
 from iclr26_science.cryoem.jepa import JEPA3D, ema_momentum, sample_masks
-from iclr26_science.cryoem.mrc import DensityMap, read_map
+from iclr26_science.cryoem.mrc import DensityMap
 from iclr26_science.cryoem.pairs import random_crops, scale_positive
 from iclr26_science.cryoem.restore import checked_apix, resample
 from iclr26_science.cryoem.scunet import SCUNet3D
@@ -89,10 +90,9 @@ class PretrainSettings:
 
 def _volume(m: Any, where: str) -> tuple[np.ndarray, float | None]:
     """A map's ``[z, y, x]`` values and its voxel size (None for a bare array/tensor)."""
-    if isinstance(m, str | Path):
-        m = read_map(m)
-    if isinstance(m, DensityMap):
-        return m.data, checked_apix(m, where)
+    dm = read_checked(m, where)
+    if dm is not None:
+        return dm.data, checked_apix(dm, where)
     if isinstance(m, torch.Tensor):
         m = m.detach().cpu().numpy()
     if not isinstance(m, np.ndarray):
@@ -111,10 +111,7 @@ def pretrain_maps(maps: Sequence[Any], apix: float | None, crop: int) -> tuple[l
     """Step 1 of the module docstring: the scaled maps (as unlabelled :class:`MapPair` s, ``y = x``) at ``apix``
     (default the first map's that has one) and the voxel size used; a map smaller than ``crop`` on an axis
     after resampling, a constant map, or an empty list is a one-line DataError naming it."""
-    if isinstance(maps, str | Path | DensityMap | np.ndarray | torch.Tensor) or not isinstance(maps, Sequence):
-        raise DataError("pretrain: maps must be a list of maps (DensityMaps, MRC paths or arrays)")
-    if not maps:
-        raise DataError("pretrain: no maps given")
+    maps = map_list(maps, "pretrain", "maps")
     out: list[MapPair] = []
     for i, m in enumerate(maps):
         where = f"maps[{i}]" + (f" ({m})" if isinstance(m, str | Path) else "")
