@@ -89,3 +89,15 @@ def test_ransac_finds_the_homography_of_a_warped_photograph_and_not_of_another()
     other = ransac_inliers(dq, pq, db, pb)
     assert same > 20 and same > 4 * max(other, 1)
     assert ransac_inliers(dq[:3], pq[:3], dw, pw) == 0  # fewer than 4 matches
+
+
+def test_ransac_takes_every_run_seed() -> None:
+    """Issue 52: --seed goes up to 2**32 - 1, OpenCV's RNG seed is a C int: a large seed is mapped into it
+    (deterministically), a small one is used as it is."""
+    from iclr26_generative_vision.retrieval.verification import ransac_inliers
+
+    rng = np.random.default_rng(0)
+    xy = rng.uniform(0, 64, (12, 2))
+    desc = np.eye(12)
+    big = [ransac_inliers(desc, xy, desc, xy + 3.0, seed=2**32 - 1) for _ in range(2)]
+    assert big[0] == big[1] == 12 == ransac_inliers(desc, xy, desc, xy + 3.0, seed=7)

@@ -26,13 +26,17 @@ def ransac_inliers(
     """RANSAC inliers of a homography fitted to the mutual nearest neighbours (0 with fewer than 4 matches).
 
     ``q [M, D]``, ``q_xy [M, 2]`` (pixels), likewise ``x``; ``threshold`` is the reprojection error in pixels.
+    ``seed`` seeds OpenCV's RANSAC (any non-negative integer; above 2**31 - 1 through ``derive_seed``).
     """
     import cv2
 
     i, j = mutual_nearest_neighbours(q, x)
     if len(i) < 4:
         return 0
-    cv2.setRNGSeed(seed)
+    from iclr26_shared.seeding import derive_seed
+
+    # OpenCV's RNG seed is a C int: a larger seed (--seed goes up to 2**32 - 1) is mapped into it
+    cv2.setRNGSeed(seed if 0 <= seed < 2**31 else derive_seed(seed, "cv2", bits=31))
     h, inl = cv2.findHomography(q_xy[i], x_xy[j], cv2.RANSAC, threshold, maxIters=500, confidence=0.995)
     if h is None or inl is None:
         return 0
