@@ -191,6 +191,11 @@ def test_models_flags_a_corrupted_model_folder_in_one_line(tmp_path: Path) -> No
     assert "truncated" in _one_line(["models", str(tmp_path)])
     (folder / "model.safetensors").write_bytes(pickle.dumps({"w": 1}))
     assert "not a whole safetensors file" in _one_line(["models", str(tmp_path)])
+    (folder / "model.safetensors").unlink()
+    assert "no weights file" in _one_line(["models", str(tmp_path)])
+    save_file({"w": torch.ones(4)}, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text("{nope")
+    assert "config.json: not readable JSON" in _one_line(["models", str(tmp_path)])
 
 
 def test_bench_with_a_bad_root_or_selection_is_one_line(tmp_path: Path) -> None:

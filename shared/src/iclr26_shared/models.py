@@ -164,7 +164,8 @@ def list_models(run_dir: str | os.PathLike[str] | RunDir) -> dict[str, dict[str,
 def model_problem(meta: Mapping[str, Any]) -> str | None:
     """What keeps :func:`load_model` from loading one :func:`list_models` entry, found without importing
     anything (no torch): a class name that is not ``module:Class``, a weights file that is not a whole
-    safetensors file; ``None`` when these checks pass (a class outside :func:`allowed_modules` is not a
+    safetensors file, a ``config.json`` that is not JSON, a folder with no file beside the two JSON files;
+    ``None`` when these checks pass (a class outside :func:`allowed_modules` is not a
     problem: it loads with ``trust_class=``)."""
     folder = Path(str(meta.get("path", "")))
     try:
@@ -173,6 +174,14 @@ def model_problem(meta: Mapping[str, Any]) -> str | None:
             _check_safetensors(file)
     except CheckpointError as err:
         return str(err)
+    config = folder / "config.json"
+    if config.is_file():
+        try:
+            json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            return f"{config}: not readable JSON ({_short(err)})"
+    if not [p for p in folder.iterdir() if p.is_file() and p.name not in (META_FILE, "config.json")]:
+        return f"{folder}: no weights file (only {META_FILE} and config.json); the saved model is incomplete"
     return None
 
 
