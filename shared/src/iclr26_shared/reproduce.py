@@ -498,6 +498,21 @@ def _read_back(
     return done
 
 
+def _check_preset(specs: Mapping[str, MethodSpec[Any]], names: Sequence[str], preset: str) -> None:
+    """``preset`` is one every method has (smoke, quick, full) or one every selected method defines."""
+    if preset in PRESET_NAMES:
+        return
+    lacking = [n for n in names if n in specs and preset not in specs[n].presets]
+    if not any(preset in s.presets for s in specs.values()):
+        raise UsageError(f"unknown preset {preset!r} (choose from {', '.join(PRESET_NAMES)}, or one a method defines)")
+    if lacking:
+        having = [n for n, s in specs.items() if preset in s.presets]
+        raise UsageError(
+            f"preset {preset!r} is defined only by {', '.join(having)}, not by {', '.join(lacking)}: "
+            f"select with --only {','.join(having)}"
+        )
+
+
 def _resume_plan(out: Path) -> dict[str, Any]:
     """The plan stored in ``out/report.json``, checked: a hand-edited or foreign file is one line."""
     from iclr26_shared.preflight import MAX_SEED
@@ -516,8 +531,10 @@ def _resume_plan(out: Path) -> dict[str, Any]:
     )
     if not (ok_seed and all(ok_seed)):
         raise UsageError(f"{where}: 'seeds' = {seeds!r}: expected a non-empty list of integers in [0, {MAX_SEED}]")
-    if data["preset"] not in PRESET_NAMES:
-        raise UsageError(f"{where}: 'preset' = {data['preset']!r}: expected one of {', '.join(PRESET_NAMES)}")
+    if not (isinstance(data["preset"], str) and data["preset"]):
+        raise UsageError(
+            f"{where}: 'preset' = {data['preset']!r}: expected a preset name such as {', '.join(PRESET_NAMES)}"
+        )
     for key in ("device", "backend"):
         if key in data and not isinstance(data[key], str):
             raise UsageError(f"{where}: {key!r} = {data[key]!r}: expected a string")
@@ -618,14 +635,13 @@ def reproduce(
         device = str(stored.get("device", device))
         check_device_name(device)  # a stored cuda on a machine without one: refused before any run starts
     else:
-        if preset not in PRESET_NAMES:
-            raise UsageError(f"unknown preset {preset!r} (choose from {', '.join(PRESET_NAMES)})")
         names = list(specs) if not only else list(only)
         seed_list = [seed + i for i in range(seeds)]
         out = Path(out_dir) / f"reproduce-{utc_stamp()}"
     unknown = [n for n in names if n not in specs]
     if unknown:
         raise UsageError(f"unknown method(s) {', '.join(unknown)} (installed: {', '.join(specs) or 'none'})")
+    _check_preset(specs, names, preset)
     if stored is None:
         out = unique_dir(out.parent, out.name)  # exclusive: a reproduce started in the same second gets -2
     plan = ReproducePlan(tuple(names), tuple(seed_list), preset, backend, device)

@@ -119,8 +119,9 @@ class RunCmd:
 class ReproduceCmd:
     """Run every method's claim experiment and write REPORT.md."""
 
-    preset: Literal["smoke", "quick", "full"] = "quick"
-    """The preset every method runs with (with --resume: the stored one; another is refused)."""
+    preset: Annotated[str, tyro.conf.arg(metavar="{smoke,quick,full,...}")] = "quick"
+    """The preset every method runs with: smoke, quick or full, or a preset every selected method defines
+    (e.g. long for selective-rope: --preset long --only selective-rope); with --resume: the stored one."""
     only: str = ""
     """Comma-separated method names (default: every installed method; with --resume: the stored ones)."""
     out_dir: Path = Path("runs")
