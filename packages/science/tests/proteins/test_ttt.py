@@ -492,3 +492,14 @@ def _hf_esm_wider() -> torch.nn.Module:
         pad_token_id=ref.padding_idx, mask_token_id=ref.mask_idx, token_dropout=True,
     )  # fmt: skip
     return EsmForMaskedLM(cfg).eval()
+
+
+def test_seed_above_the_default_int_bound_is_a_generator_seed(tiny_lm: MaskedLM) -> None:
+    """Issue 52: ``--seed`` goes up to 2**32 - 1 and the experiment adds a target index (up to 1000 + families),
+    so TTTSettings.seed may exceed 2**31 - 1; it seeds torch's generator exactly (< 2**64), and 2**64 is refused."""
+    big = 2**32 - 1 + 1000 + 7
+    ttt = ProteinTTT(tiny_lm, TTTSettings(seed=big))
+    assert ttt.generator.initial_seed() == big
+    assert torch.equal(ttt.generator.get_state(), torch.Generator().manual_seed(big).get_state())
+    with pytest.raises(ConfigError, match="seed"):
+        TTTSettings(seed=2**64)

@@ -50,7 +50,7 @@ from iclr26_science.proteins.lm import MaskedLM, as_masked_lm
 from iclr26_science.proteins.lora import inject_lora, lora_parameters, remove_lora, save_adapter
 from iclr26_science.proteins.scoring import masked_marginals, pseudo_perplexity
 from iclr26_science.proteins.tokens import check_sequence
-from iclr26_shared.config import NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
+from iclr26_shared.config import AllowLargeInt, NonNegFloat, NonNegInt, PosFloat, PosInt, UnitFloat, validate
 from iclr26_shared.errors import ConfigError, DataError
 
 __all__ = ["ProteinTTT", "TTTResult", "TTTSettings", "mlm_loss", "ttt"]
@@ -125,8 +125,9 @@ class TTTSettings:
     """Warm-up optimiser steps of ``cosine_warmup`` (reference 0)."""
     lr_min: NonNegFloat = 0.0
     """The schedule's final learning rate (reference 0)."""
-    seed: NonNegInt = 0
-    """Seed of the masking / cropping / MSA-row generator."""
+    seed: Annotated[int, at.Ge(0), at.Lt(2**64), AllowLargeInt] = 0
+    """Seed of the masking / cropping / MSA-row generator (any ``torch.Generator`` seed, < 2**64: the
+    experiment passes ``--seed`` plus a target index, above the default integer bound)."""
 
     def __post_init__(self) -> None:
         validate(self)
