@@ -118,6 +118,49 @@ def test_resume_skips_finished_sub_runs(tmp_path: Path, task: str) -> None:
     assert second["tasks"][task]["runs"] == first["tasks"][task]["runs"]
 
 
+def _untimed(tree: Any) -> Any:
+    """``tree`` without its wall-clock fields (``*seconds*``): two runs differ only in those."""
+    if isinstance(tree, dict):
+        return {k: _untimed(v) for k, v in tree.items() if "seconds" not in k}
+    if isinstance(tree, list):
+        return [_untimed(v) for v in tree]
+    return tree
+
+
+@pytest.mark.parametrize("task", ["state", "copy"])  # copy: the chosen candidate of a sweep is not the last one
+def test_killed_between_checkpoint_and_model_save_still_saves_the_chosen_model(
+    tmp_path: Path, task: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 52: a kill after a position's last candidate is checkpointed but before its model is saved lost
+    that model on resume (the checkpoint held numbers only). The checkpoint now holds the chosen-so-far
+    candidate's weights: the resumed run saves the uninterrupted run's weights, tensor for tensor."""
+    import safetensors.torch
+
+    from iclr26_shared.runs import RunDir
+
+    cfg = dataclasses.replace(PRESETS["smoke"], task=task)
+    flags = CommonFlags(seed=0, device="cpu", out_dir=tmp_path / "whole", quiet=True)
+    whole, first, _ = execute(SPEC, cfg, flags)
+    save_model = RunDir.save_model
+
+    def killed(self: RunDir, name: str, *args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt  # the process dies before writing the first model
+
+    monkeypatch.setattr(RunDir, "save_model", killed)
+    cut = dataclasses.replace(flags, out_dir=tmp_path / "cut")
+    with pytest.raises(KeyboardInterrupt):
+        execute(SPEC, cfg, cut)
+    monkeypatch.setattr(RunDir, "save_model", save_model)
+    resumed, second, _ = execute(SPEC, cfg, dataclasses.replace(cut, resume=True))
+    assert _untimed(second["tasks"][task]["runs"]) == _untimed(first["tasks"][task]["runs"])
+    names = sorted(p.name for p in (whole.path / "models").iterdir())
+    assert names and names == sorted(p.name for p in (resumed.path / "models").iterdir())
+    for name in names:
+        a = safetensors.torch.load_file(whole.path / "models" / name / "model.safetensors")
+        b = safetensors.torch.load_file(resumed.path / "models" / name / "model.safetensors")
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), name
+
+
 @pytest.mark.slow
 @pytest.mark.xfail(
     reason="the quick budget (400 steps) sits at the edge of learning parity: Selective RoPE stayed at chance "

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -34,6 +36,7 @@ from iclr26_sequence_models.methods.selective_rope.tasks import HIGHER_IS_BETTER
 from iclr26_sequence_models.nn.hf import SelectiveRopeForCausalLM
 from iclr26_shared.distributed import DistContext
 from iclr26_shared.runs import RunDir
+from iclr26_shared.seeding import global_rng
 
 __all__ = ["dry_run", "lr_at", "make_optimizer", "next_token_loss", "run", "sharded_loss", "train_one"]
 
@@ -221,6 +224,15 @@ def _candidate_key(task: str, position: str, lr: float, variant: dict[str, bool]
     return f"{task}/{position}/lr={lr:g}" + (f"/{switches}" if switches else "")
 
 
+def _better(result: Mapping[str, Any], held: Mapping[str, Any] | None, higher: bool) -> bool:
+    """Whether ``result`` replaces the held candidate: the first one, then only a strictly better
+    validation metric (``max``/``min`` keep the first of equal candidates, and so does this)."""
+    if held is None:
+        return True
+    new, old = float(result["val_metric"]), float(held["val_metric"])
+    return new > old if higher else new < old
+
+
 def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
     """Train every (task, position) of ``cfg``; returns ``{"tasks": {task: {...}}, ...}`` for results.json.
 
@@ -231,10 +243,20 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
     """
     device = run_dir.device
     done: dict[str, Any] = {}
+    # the chosen-so-far candidate's weights of a position whose model is not saved yet, and the positions whose
+    # model is saved: a run killed between a candidate's checkpoint and the position's save_model still saves it
+    best: dict[str, Any] = {}
+    saved: list[str] = []
     ckpt = run_dir.load_checkpoint()
     if ckpt is not None:
         done = dict(ckpt[1].get("done", {}))
+        best = dict(ckpt[1].get("best", {}))
+        saved = list(ckpt[1].get("saved", []))
     offset = ckpt[0] if ckpt is not None else 0
+
+    def checkpoint() -> None:
+        run_dir.save_checkpoint(offset, {"done": done, "best": best, "saved": saved})
+
     tasks: dict[str, Any] = {}
     for task_name in cfg.tasks:
         s = cfg.settings(task_name)
@@ -244,8 +266,8 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
         for position in cfg.positions_of(task_name):
             candidates = _candidates(cfg, task_name, position)
             single = len(candidates) == 1
+            name = f"{task_name}-{position}"
             results: list[dict[str, Any]] = []
-            trained: dict[int, SelectiveRopeForCausalLM] = {}
             for lr, variant in candidates:
                 key = _candidate_key(task_name, position, lr, variant, single)
                 if key not in done:
@@ -263,8 +285,10 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
                         result["val_metric"] = task.validate(model, device)
                     offset += s.steps
                     done[key] = result
-                    run_dir.save_checkpoint(offset, {"done": done})
-                    trained[len(results)] = model
+                    if name not in saved and _better(result, best.get(name), higher):
+                        state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+                        best[name] = {"key": key, "val_metric": result.get("val_metric"), "state": state}
+                    checkpoint()
                 results.append(done[key])
             if single:
                 runs[position] = results[0]
@@ -272,13 +296,24 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
             else:
                 pick = max if higher else min
                 chosen = pick(range(len(results)), key=lambda i: results[i]["val_metric"])
-                best = results[chosen]
+                picked = results[chosen]
                 sweep = [{k: r[k] for k in ("lr", "variant", "val_metric", "metric", "train_seconds")} for r in results]
-                runs[position] = {**best, "sweep": sweep}
-            if chosen in trained:  # a run resumed past this candidate has its numbers, not its weights
+                runs[position] = {**picked, "sweep": sweep}
+            held = best.pop(name, None)
+            if name not in saved and held is None:  # a checkpoint of an older version holds no weights
+                print(f"[selective-rope] {name}: resumed past its training without weights; model not saved",
+                      file=sys.stderr)  # fmt: skip
+            elif name not in saved:
+                lr, variant = candidates[chosen]
+                if held["key"] != _candidate_key(task_name, position, lr, variant, single):
+                    raise RuntimeError(f"selective-rope: held weights of {held['key']} are not the chosen candidate")
+                cs = dataclasses.replace(s, lr=lr, selective={**s.selective, **variant})
+                with global_rng():  # rebuilding the architecture draws init weights: leave the streams as they are
+                    model = build_model(cs, position, task.vocab_size, cfg.rope_theta)
+                model.load_state_dict(held["state"])
                 run_dir.save_model(
-                    f"{task_name}-{position}",
-                    trained[chosen],
+                    name,
+                    model,
                     extra={
                         "task": task_name,
                         "position": position,
@@ -286,6 +321,8 @@ def run(cfg: SelectiveRopeConfig, run_dir: RunDir) -> dict[str, Any]:
                         "vocab_size": task.vocab_size,
                     },
                 )
+                saved.append(name)
+                checkpoint()
         tasks[task_name] = {
             "settings": s.to_dict(),
             "higher_is_better": higher,
