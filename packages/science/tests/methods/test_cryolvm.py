@@ -100,6 +100,14 @@ def test_the_best_baseline_is_the_reference() -> None:
     assert cs[2].reference == pytest.approx(0.15)  # and the closest spectrum (amplitude deviation 1 − 0.85)
 
 
+def test_the_wiener_diagnostic_is_never_a_reference() -> None:
+    """The fitted Wiener filter is reported, not a baseline: even at the best CC and spectrum it moves no claim."""
+    res = _results(0.9, 0.8, 0.85, (4.0, 5.0), (0.7, 0.6))
+    plain = [(c.reference, c.verdict) for c in claims(res)]
+    res["summary"]["wiener"] = _metrics(0.99, 1.0, amp_dev=0.0)
+    assert [(c.reference, c.verdict) for c in claims(res)] == plain
+
+
 def test_no_claim_holds_at_chance() -> None:
     """Maps with no skill (CC 0 on both sides) show nothing."""
     v = _verdicts(_results(0.0, 0.0, 0.1, (6.0, 5.0), (0.0, 0.0)))
@@ -160,7 +168,9 @@ def test_report_has_the_tables() -> None:
 
 def test_smoke_run_writes_a_valid_run_dir(tmp_path: Path) -> None:
     run, results = smoke_run(cli.METHODS[NAME], tmp_path)
-    assert set(results["summary"]) == {"input", "global-sharpen", "local-scale", "cryolvm", "scratch", "cryolvm-mse"}
+    assert set(results["summary"]) == {
+        "input", "global-sharpen", "local-scale", "wiener", "cryolvm", "scratch", "cryolvm-mse"
+    }  # fmt: skip
     assert results["structures"]["test"] == ["gramicidin"] and len(results["structures"]["train"]) == 2
     assert all(len(c["val_cc"]) == len(c["test_cc"]) == 3 for c in results["curves"].values())  # steps 0, 2, 4
     assert len(results["claims"]) == 6

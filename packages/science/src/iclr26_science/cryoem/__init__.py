@@ -21,7 +21,7 @@ from iclr26_science._extras import require
 
 require("cryoem", __name__)
 
-from iclr26_science.cryoem.baselines import global_sharpen, guinier_bfactor, local_scale
+from iclr26_science.cryoem.baselines import WienerFilter, global_sharpen, guinier_bfactor, local_scale
 from iclr26_science.cryoem.finetune import FineTuneSettings, MapPair, fine_tune, map_pairs
 from iclr26_science.cryoem.jepa import (
     JEPA3D,
@@ -107,6 +107,7 @@ __all__ = [
     "soft_histogram",
     "token_spread",
     "variance_covariance_penalty",
+    "WienerFilter",
     "MOLMAP_SIGMA_FACTOR",
     "REAL_MODES",
     "STRUCTURES",

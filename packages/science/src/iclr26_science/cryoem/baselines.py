@@ -9,9 +9,21 @@
   (a cosine taper each) get their radial amplitude profile rescaled to a reference profile's *shape*
   (keeping the window's own low-resolution level), low-passed at the resolution, and are fused with
   Gaussian weights (:func:`~iclr26_science.cryoem.tiling.tile_starts`).
+* :class:`WienerFilter` is the MSE-optimal isotropic linear filter fitted on (input, target) pairs: in each
+  band ``b`` of spatial frequency ``|s|`` (``bands`` equal bands from 0 to Nyquist ``1/(2·apix)``),
+
+      g_b = Σ Re(X(s) · conj(Y(s))) / Σ |X(s)|²     (sums over every pair and every ``s`` in band b),
+
+  the least-squares gain of ``Y ≈ g_b X`` (by Parseval, the filter ``F⁻¹[g(|s|) X]`` with the least summed
+  squared error over the training voxels). Not a sharpening method: a diagnostic of what an MSE objective
+  rewards (at low SNR it attenuates the noisy high frequencies, i.e. it *blurs*: ``g_b`` is the signal's
+  share ``S/(S+N)`` of each band's power when the input is the target plus independent noise).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,7 +31,7 @@ from iclr26_science.cryoem.metrics import radial_amplitude, shell_index
 from iclr26_science.cryoem.simulate import apply_bfactor, lowpass
 from iclr26_science.cryoem.tiling import gaussian_window, tile_starts
 
-__all__ = ["global_sharpen", "guinier_bfactor", "local_scale", "radial_amplitude"]
+__all__ = ["WienerFilter", "global_sharpen", "guinier_bfactor", "local_scale", "radial_amplitude"]
 
 
 def guinier_bfactor(data: np.ndarray, apix: float, resolution: float, *, low: float = 10.0) -> float:
@@ -79,3 +91,44 @@ def local_scale(
                 norm[z : z + window, y : y + window, x : x + window] += weight * taper
     fused = out / np.maximum(norm, 1e-12)
     return fused[pad : pad + shape[0], pad : pad + shape[1], pad : pad + shape[2]].astype(np.float32)
+
+
+def _band_of(shape: tuple[int, ...], apix: float, bands: int) -> np.ndarray:
+    """Band index (0 .. bands-1) of every ``fftn`` coefficient: ``|s|`` in ``bands`` equal bands up to ``1/(2·apix)``
+    (corner frequencies beyond Nyquist join the last band)."""
+    kz, ky, kx = (np.fft.fftfreq(m, d=apix) for m in shape)
+    s = np.sqrt(kz[:, None, None] ** 2 + ky[None, :, None] ** 2 + kx[None, None, :] ** 2)
+    return np.minimum((s * (2.0 * apix * bands)).astype(np.int64), bands - 1)
+
+
+@dataclass(frozen=True)
+class WienerFilter:
+    """The per-band least-squares gain ``g`` (see the module docstring) at voxel size ``apix`` (Å); call it on a
+    map (any box) to filter it. Fit with :meth:`fit`."""
+
+    gain: np.ndarray
+    apix: float
+
+    @classmethod
+    def fit(
+        cls, inputs: Sequence[np.ndarray], targets: Sequence[np.ndarray], apix: float, *, bands: int = 40
+    ) -> WienerFilter:
+        """``inputs[i]`` and ``targets[i]``: 3-D maps on one grid (boxes may differ between pairs). A band no
+        coefficient falls in gets gain 0."""
+        if len(inputs) != len(targets) or not inputs:
+            raise ValueError(
+                f"WienerFilter.fit: need as many inputs as targets, >= 1 (got {len(inputs)}, {len(targets)})"
+            )
+        num, den = np.zeros(bands), np.zeros(bands)
+        for x, y in zip(inputs, targets, strict=True):
+            if x.shape != y.shape or x.ndim != 3:
+                raise ValueError(f"WienerFilter.fit: input {x.shape} and target {y.shape} must be one 3-D grid")
+            fx, fy = np.fft.fftn(x.astype(np.float64)), np.fft.fftn(y.astype(np.float64))
+            b = _band_of(x.shape, apix, bands).ravel()
+            num += np.bincount(b, (fx * fy.conj()).real.ravel(), bands)
+            den += np.bincount(b, (np.abs(fx) ** 2).ravel(), bands)
+        return cls(np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0), float(apix))
+
+    def __call__(self, data: np.ndarray) -> np.ndarray:
+        b = _band_of(data.shape, self.apix, len(self.gain))
+        return np.real(np.fft.ifftn(np.fft.fftn(data.astype(np.float64)) * self.gain[b])).astype(np.float32)

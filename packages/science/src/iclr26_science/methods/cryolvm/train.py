@@ -36,6 +36,7 @@ from iclr26_science.cryoem import (
     Degradation,
     Pair,
     SCUNet3D,
+    WienerFilter,
     amplitude_deviation,
     atom_mask,
     cc,
@@ -63,6 +64,9 @@ from iclr26_shared.runs import RunDir
 __all__ = ["Data", "build_data", "dry_run", "evaluate_map", "run"]
 
 BASELINES = ("input", "global-sharpen", "local-scale")
+#: Reported, never a claim's reference: ``wiener`` is the MSE-optimal isotropic linear filter fitted on the training
+#: pairs (:class:`~iclr26_science.cryoem.WienerFilter`), what an MSE objective rewards without any network.
+DIAGNOSTICS = ("wiener",)
 
 
 @dataclass
@@ -138,18 +142,21 @@ def _input_resolution(cfg: CryoLVMConfig) -> float:
 
 def baselines(data: Data, cfg: CryoLVMConfig, pairs: list[Pair]) -> dict[str, dict[str, dict[str, float]]]:
     """Input map, global B-factor sharpening and LocScale-like scaling on ``pairs`` (structure → method → metrics).
-    Both sharpeners aim at the training targets: their mean Guinier B, their mean local amplitude profile."""
+    Both sharpeners aim at the training targets: their mean Guinier B, their mean local amplitude profile. Also
+    the diagnostic ``wiener`` row: the per-band least-squares linear filter fitted on the training pairs."""
     res = _input_resolution(cfg)
     b_ref = float(np.mean([guinier_bfactor(p.y, cfg.apix, res) for p in data.train]))
     win = cfg.local_window
     crops, _ = random_crops([dataclasses.replace(p, x=p.y) for p in data.train], win, 32, np.random.default_rng(0))
     profile = np.mean([radial_amplitude(c[0], cfg.apix)[1] for c in crops], axis=0)
+    wiener = WienerFilter.fit([p.x for p in data.train], [p.y for p in data.train], cfg.apix)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for p in pairs:
         out[p.name] = {
             "input": evaluate_map(p.x, p, cfg),
             "global-sharpen": evaluate_map(global_sharpen(p.x, cfg.apix, res, b_target=b_ref), p, cfg),
             "local-scale": evaluate_map(local_scale(p.x, cfg.apix, res, profile, window=win), p, cfg),
+            "wiener": evaluate_map(wiener(p.x), p, cfg),
         }
     return out
 
@@ -333,7 +340,8 @@ def _results(cfg: CryoLVMConfig, state: dict[str, Any], data: Data, run: RunDir)
             rows[s][name] = metrics
         for s, metrics in state["control"][name].items():
             ctl[s][name] = metrics
-    methods = list(BASELINES) + list(state["done"])
+    # a checkpoint from before the diagnostics existed has no such rows: leave them out
+    methods = [m for m in (*BASELINES, *DIAGNOSTICS) if all(m in r for r in rows.values())] + list(state["done"])
     pre = state.get("pretrain_loss", [])
     results: dict[str, Any] = {
         "task": cfg.task,
