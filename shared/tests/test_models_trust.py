@@ -184,7 +184,7 @@ def _wrong_config(file: Path) -> None:
         (_pickle, "not a whole safetensors file"),
         (_torch_zip, "not a whole safetensors file"),
         (_junk_header, "header is not JSON"),
-        (_missing, r"no weights file \(\*\.safetensors\)"),
+        (_missing, r"model\.safetensors: missing \(the model was saved with it\)"),
         (_junk_config, "from_pretrained cannot load it"),
         (_wrong_config, "from_pretrained cannot load it"),
     ],
@@ -195,3 +195,30 @@ def test_a_corrupted_model_folder_is_one_checkpoint_error_line(tmp_path: Path, d
     with pytest.raises(CheckpointError, match=expected) as err:
         load_model(folder.parent.parent)
     _one_line(err)
+
+
+def test_the_save_manifest_names_a_missing_file_before_any_import(tmp_path: Path) -> None:
+    """save_model records every file save_pretrained wrote (``files``: name -> bytes); a folder that lost one,
+    weights or not, is refused by load_model before the class is imported, and flagged by model_problem (no
+    import); a folder saved before the manifest existed keeps the older checks."""
+    from iclr26_shared.models import list_models, model_problem
+
+    folder = _saved(tmp_path)
+    meta = json.loads((folder / "iclr26_model.json").read_text())
+    assert meta["files"] == {p.name: p.stat().st_size for p in folder.iterdir() if p.name != "iclr26_model.json"}
+    assert {"config.json", "model.safetensors"} <= set(meta["files"])  # and the mixin's README.md
+    assert model_problem(list_models(folder.parent.parent)["net"]) is None
+    (folder / "config.json").unlink()
+    _name_class(folder, "evilmod:Net")  # refused for the missing file first: nothing is imported
+    with pytest.raises(CheckpointError, match=r"config\.json: missing \(the model was saved with it\)") as err:
+        load_model(folder.parent.parent)
+    _one_line(err)
+    assert "evilmod" not in sys.modules
+    assert "config.json: missing" in str(model_problem(list_models(folder.parent.parent)["net"]))
+    old = _saved(tmp_path / "old")  # as saved before the manifest: no "files"
+    meta = json.loads((old / "iclr26_model.json").read_text())
+    del meta["files"]
+    (old / "iclr26_model.json").write_text(json.dumps(meta))
+    (old / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match=r"no weights file \(\*\.safetensors\)"):
+        load_model(old.parent.parent)

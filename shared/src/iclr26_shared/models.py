@@ -58,6 +58,7 @@ __all__ = [
     "list_models",
     "load_model",
     "model_dir",
+    "manifest_problem",
     "model_problem",
     "resolve_class",
     "save_model",
@@ -119,7 +120,10 @@ def save_model(
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:
         model.save_pretrained(tmp)
-        meta = {"name": name, "class": _class_path(model), "extra": dict(extra or {})}
+        # the manifest: every file save_pretrained wrote and its size, so that a listing can tell a folder
+        # that lost or cut one (a missing weights file beside other files) without importing anything
+        files = {p.relative_to(tmp).as_posix(): p.stat().st_size for p in sorted(tmp.rglob("*")) if p.is_file()}
+        meta = {"name": name, "class": _class_path(model), "extra": dict(extra or {}), "files": files}
         run_json = _run_path(run_dir) / "config.json"
         if run_json.is_file():
             try:
@@ -161,13 +165,32 @@ def list_models(run_dir: str | os.PathLike[str] | RunDir) -> dict[str, dict[str,
     return found
 
 
+def manifest_problem(meta: Mapping[str, Any], folder: Path) -> str | None:
+    """The first file of the folder's manifest (``files`` in ``iclr26_model.json``: every file ``save_pretrained``
+    wrote, with its size in bytes at the save; folders saved before it existed have none and pass) that is
+    missing now, as one line; ``None`` when all are there. (A file's content is checked by the readers:
+    safetensors and JSON here, the class's ``from_pretrained`` at load time.)"""
+    files = meta.get("files")
+    if not isinstance(files, Mapping):
+        return None
+    for rel in files:
+        file = folder / str(rel)
+        if not file.is_file():
+            return f"{file}: missing (the model was saved with it); the saved model is incomplete"
+    return None
+
+
 def model_problem(meta: Mapping[str, Any]) -> str | None:
     """What keeps :func:`load_model` from loading one :func:`list_models` entry, found without importing
-    anything (no torch): a class name that is not ``module:Class``, a weights file that is not a whole
-    safetensors file, a ``config.json`` that is not JSON, a folder with no file beside the two JSON files;
+    anything (no torch): a file of the save's manifest missing (:func:`manifest_problem`),
+    a class name that is not ``module:Class``, a weights file that is not a whole safetensors file, a
+    ``config.json`` that is not JSON, a folder with no file beside the two JSON files;
     ``None`` when these checks pass (a class outside :func:`allowed_modules` is not a
     problem: it loads with ``trust_class=``)."""
     folder = Path(str(meta.get("path", "")))
+    missing = manifest_problem(meta, folder)
+    if missing:
+        return missing
     try:
         _class_spec(meta.get("class"), folder)
         for file in sorted(folder.glob("*.safetensors")):
@@ -403,6 +426,9 @@ def load_model(
     if name not in models:
         raise UsageError(f"{path}: no model {name!r} (saved: {names})")
     folder = Path(models[name]["path"])
+    missing = manifest_problem(models[name], folder)
+    if missing:  # before any import
+        raise CheckpointError(missing)
     cls = _import_class(models[name]["class"], folder, path, trust_class)
     _check_weights(folder, _ecosystem(cls))
     return _realigned(_load_strict(cls, folder, kwargs))
